@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: Apache-2.0
+// WY-form gated delta rule verify of K tokens for one (sequence, value head, column strip).
+//
+// Per block: the strip S0[:, j0:j0+kCols] of one head's state (dk x dv, column j = value index).
+//   pass 1  read the strip once into registers; p_t = S0^T k_t and r_t = S0^T q_t for all t
+//   solve   u = W (v - e^G p), o = e^G r + C (v - e^G p), with K x K matrices W, C formed from
+//           the k.k and q.k dots alone (they need no state, so they overlap the state load)
+//   pass 2  S_t = e^{g_t} S_{t-1} + k_t u_t^T from the registers; write every S_t once
+// Every column of S is independent given the shared K x K scalars, hence the column strips.
+#pragma once
+
+#include "gdn_state_addressing.cuh"
+#include "gdn_verify_params.cuh"
+#include "wyjit_types.cuh"
+
+namespace wyjit_kernels {
+
+template <int K_, int Dk_, int Dv_, typename TIo_, typename TState_, int Layout_, int Addressing_,
+          bool L2Norm_, bool Gating_>
+struct GdnVerifyConfig {
+  using TIo = TIo_;
+  using TState = TState_;
+  static constexpr int kK = K_;
+  static constexpr int kDk = Dk_;
+  static constexpr int kDv = Dv_;
+  static constexpr int kLayout = Layout_;
+  static constexpr int kAddressing = Addressing_;
+  static constexpr bool kL2Norm = L2Norm_;
+  static constexpr bool kGating = Gating_;
+
+  static constexpr int kThreads = gdn_threads();
+  static constexpr int kWarps = kThreads / 32;
+  static constexpr int kCols = gdn_block_cols(kDk, kLayout);  // value columns per block
+  static constexpr int kStrips = kDv / kCols;                 // blocks per head
+  static constexpr int kPadDk = gdn_padded_dk(kDk);           // smem row pitch of k and q
+  // vk: a column is a contiguous dk row shared by kLanesPerCol lanes;
+  // kv: one lane per column, the 4 warps split dk.
+  static constexpr int kLanesPerCol = kLayout == kLayoutVK ? kDk / 16 : 1;
+  static constexpr int kElems = kCols * kDk / kThreads;  // state elements per thread
+  static constexpr int kVecs = kElems / 4;
+
+  static_assert(kK >= 1 && kK <= 32, "K in 1..32");
+  static_assert(kDv % kCols == 0, "dv must be a multiple of the block's column strip");
+  static_assert(kElems % 4 == 0, "state elements per thread come in fours");
+  static_assert(kLayout == kLayoutKV || 32 % kLanesPerCol == 0, "a column's lanes share a warp");
+};
+
+/// Which state elements a thread owns: one column `col` of the strip and kVecs runs of 4
+/// consecutive dk indices starting at first_i(c).
+template <class C>
+struct GdnTileMap {
+  int col;
+  int lane_in_col;  // vk only
+  int warp;         // kv only
+
+  __device__ __forceinline__ GdnTileMap() {
+    const int tid = static_cast<int>(threadIdx.x);
+    if constexpr (C::kLayout == kLayoutVK) {
+      col = tid / C::kLanesPerCol;
+      lane_in_col = tid % C::kLanesPerCol;
+      warp = 0;
+    } else {
+      col = tid % 32;
+      lane_in_col = 0;
+      warp = tid / 32;
+    }
+  }
+  __device__ __forceinline__ int first_i(int c) const {
+    if constexpr (C::kLayout == kLayoutVK) return (c * C::kLanesPerCol + lane_in_col) * 4;
+    return warp * (C::kDk / C::kWarps) + c * 4;
+  }
+  /// Loads this thread's elements of the strip starting at column j0 of head tile `src`.
+  template <typename T>
+  __device__ __forceinline__ void load(const T* src, int j0, float (&s)[C::kVecs][4]) const {
+#pragma unroll
+    for (int c = 0; c < C::kVecs; ++c) {
+      if constexpr (C::kLayout == kLayoutVK) {
+        load4(src + static_cast<long long>(j0 + col) * C::kDk + first_i(c), s[c]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[c][e] = to_float(src[static_cast<long long>(first_i(c) + e) * C::kDv + j0 + col]);
+        }
+      }
+    }
+  }
+  template <typename T>
+  __device__ __forceinline__ void store(T* dst, int j0, const float (&s)[4], int c) const {
+    if constexpr (C::kLayout == kLayoutVK) {
+      store4(dst + static_cast<long long>(j0 + col) * C::kDk + first_i(c), s);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        dst[static_cast<long long>(first_i(c) + e) * C::kDv + j0 + col] = from_float<T>(s[e]);
+      }
+    }
+  }
+};
+
+__device__ __forceinline__ float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+
+template <class C>
+__global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerifyParams p) {
+  using TIo = typename C::TIo;
+  using TState = typename C::TState;
+  constexpr int K = C::kK;
+  constexpr int DK = C::kDk;
+  constexpr int DV = C::kDv;
+  constexpr int COLS = C::kCols;
+  constexpr int PDK = C::kPadDk;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid % 32;
+  const int warp = tid / 32;
+
+  // ---- shared memory carve-up (sizes: gdn_smem_bytes) ----
+  extern __shared__ __align__(16) float smem[];
+  float* sK = smem;              // [K][PDK] k rows (normalised)
+  float* sQ = sK + K * PDK;      // [K][PDK] q rows (normalised) * scale
+  float* sL = sQ + K * PDK;      // [K][K] beta_t e^{G_t-G_s} k_s.k_t, s < t
+  float* sB = sL + K * K;        // [K][K] e^{G_t-G_s} k_s.q_t, s <= t
+  float* sW = sB + K * K;        // [K][K] (I + L)^-1 diag(beta)
+  float* sC = sW + K * K;        // [K][K] B W
+  float* sG = sC + K * K;        // [K] G_t = sum_{s<=t} g_s
+  float* sEG = sG + K;           // [K] e^{G_t}
+  float* sDecay = sEG + K;       // [K] e^{g_t}
+  float* sBeta = sDecay + K;     // [K]
+  float* sV = sBeta + K;         // [K][COLS] v strip
+  float* sP = sV + K * COLS;     // [K][COLS] S0^T k_t
+  float* sR = sP + K * COLS;     // [K][COLS] S0^T q_t
+  float* sU = sR + K * COLS;     // [K][COLS] u_t
+  float* sRed = sU + K * COLS;   // kv: [warps][2K][COLS] partial dots
+
+  // ---- which strip ----
+  const int strip = static_cast<int>(blockIdx.x) % C::kStrips;
+  const int seq_head = static_cast<int>(blockIdx.x) / C::kStrips;
+  const int vh = seq_head % p.num_v_heads;
+  const int b = seq_head / p.num_v_heads;
+  const int hk = vh / (p.num_v_heads / p.num_k_heads);
+  const int j0 = strip * COLS;
+  const long long row0 = static_cast<long long>(b) * K;  // token rows of this sequence
+  const GdnStatePointers<TState, K, C::kAddressing> states(p, b, vh,
+                                                           static_cast<long long>(DK) * DV);
+  if (states.skip()) return;
+  const GdnTileMap<C> tile;
+
+  // ---- pass 1a: start the state read; everything up to pass 1b overlaps its latency ----
+  float s[C::kVecs][4];
+  tile.load(states.read(), j0, s);
+
+  // ---- token inputs into shared memory ----
+  {
+    const TIo* q = static_cast<const TIo*>(p.q);
+    const TIo* k = static_cast<const TIo*>(p.k);
+    for (int idx = tid; idx < K * (DK / 4); idx += C::kThreads) {
+      const int t = idx / (DK / 4);
+      const int i = (idx % (DK / 4)) * 4;
+      const long long off = (row0 + t) * p.qk_stride + static_cast<long long>(hk) * DK + i;
+      float x[4];
+      load4(q + off, x);
+      store4(sQ + t * PDK + i, x);
+      load4(k + off, x);
+      store4(sK + t * PDK + i, x);
+    }
+    const TIo* v = static_cast<const TIo*>(p.v);
+    for (int idx = tid; idx < K * (COLS / 4); idx += C::kThreads) {
+      const int t = idx / (COLS / 4);
+      const int j = (idx % (COLS / 4)) * 4;
+      float x[4];
+      load4(v + (row0 + t) * p.v_stride + static_cast<long long>(vh) * DV + j0 + j, x);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) sV[t * COLS + j + e] = x[e];
+    }
+  }
+  if (warp == 0) {
+    // Gates of token `lane`, then an inclusive scan for G_t.
+    float g = 0.0f;
+    float beta = 0.0f;
+    if (lane < K) {
+      const long long gb = (row0 + lane) * p.gb_stride + vh;
+      if constexpr (C::kGating) {
+        const float a = to_float(static_cast<const TIo*>(p.a)[gb]);
+        const float braw = to_float(static_cast<const TIo*>(p.b)[gb]);
+        g = -expf(p.a_log[vh]) * softplus(a + p.dt_bias[vh]);
+        beta = 1.0f / (1.0f + expf(-braw));
+      } else {
+        g = p.g[gb];
+        beta = p.beta[gb];
+      }
+    }
+    float G = g;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+      const float up = __shfl_up_sync(0xffffffffu, G, offset);
+      if (lane >= offset) G += up;
+    }
+    if (lane < K) {
+      sG[lane] = G;
+      sEG[lane] = expf(G);
+      sDecay[lane] = expf(g);
+      sBeta[lane] = beta;
+    }
+  }
+  __syncthreads();
+
+  // ---- normalise k and q rows; scale q ----
+  for (int row = warp; row < 2 * K; row += C::kWarps) {
+    float* x = row < K ? sK + row * PDK : sQ + (row - K) * PDK;
+    float mul = row < K ? 1.0f : p.scale;
+    if constexpr (C::kL2Norm) {
+      float ss = 0.0f;
+      for (int i = lane; i < DK; i += 32) ss += x[i] * x[i];
+      mul /= sqrtf(warp_sum(ss) + 1e-6f);
+    }
+    if (C::kL2Norm || row >= K) {
+      for (int i = lane; i < DK; i += 32) x[i] *= mul;
+    }
+  }
+  __syncthreads();
+
+  // ---- K x K dots, 4 lanes per dot: L (k.k, s < t) and B (q.k, s <= t) with their decays ----
+  {
+    const int quarter = lane % 4;
+    const unsigned group_mask = 0xfu << (lane & ~3);
+    for (int task = tid / 4; task < 2 * K * K; task += C::kThreads / 4) {
+      const bool is_qk = task >= K * K;
+      const int t = (task % (K * K)) / K;
+      const int s_ = task % K;
+      const bool needed = is_qk ? s_ <= t : s_ < t;
+      float acc = 0.0f;
+      if (needed) {
+        const float* x = (is_qk ? sQ : sK) + t * PDK;
+        const float* y = sK + s_ * PDK;
+        for (int i = quarter * 4; i < DK; i += 16) {
+          float xa[4], ya[4];
+          load4(x + i, xa);
+          load4(y + i, ya);
+          acc += xa[0] * ya[0] + xa[1] * ya[1] + xa[2] * ya[2] + xa[3] * ya[3];
+        }
+      }
+      acc += __shfl_xor_sync(group_mask, acc, 1);
+      acc += __shfl_xor_sync(group_mask, acc, 2);
+      if (quarter == 0) {
+        // NOTE: exponent of a difference, never a ratio of exponentials: G falls without bound.
+        const float decayed = needed ? acc * expf(sG[t] - sG[s_]) : 0.0f;
+        if (is_qk) {
+          sB[t * K + s_] = decayed;
+        } else {
+          sL[t * K + s_] = decayed * sBeta[t];
+        }
+      }
+    }
+  }
+  __syncthreads();
+
+  // ---- W = (I + L)^-1 diag(beta), C = B W: warp 0, lane s owns column s ----
+  // NOTE: needs no state, so warp 0 does it while the other warps wait on their state loads.
+  if (warp == 0) {
+    const int sc = lane;
+    float col[K];
+#pragma unroll
+    for (int t = 0; t < K; ++t) col[t] = t == sc ? 1.0f : 0.0f;
+#pragma unroll
+    for (int t = 1; t < K; ++t) {
+      float acc = 0.0f;
+#pragma unroll
+      for (int m = 0; m < t; ++m) acc += sL[t * K + m] * col[m];
+      if (t > sc) col[t] = -acc;
+    }
+    if (sc < K) {
+      const float beta_s = sBeta[sc];
+#pragma unroll
+      for (int t = 0; t < K; ++t) {
+        float acc = 0.0f;
+#pragma unroll
+        for (int m = 0; m <= t; ++m) acc += sB[t * K + m] * col[m];
+        sW[t * K + sc] = col[t] * beta_s;
+        sC[t * K + sc] = acc * beta_s;
+      }
+    }
+  }
+
+  // ---- pass 1b: p_t = S0^T k_t, r_t = S0^T q_t for this thread's column ----
+  {
+    float acc[2 * K];
+#pragma unroll
+    for (int t = 0; t < K; ++t) {
+      float pk = 0.0f;
+      float pq = 0.0f;
+#pragma unroll
+      for (int c = 0; c < C::kVecs; ++c) {
+        float kk[4], qq[4];
+        load4(sK + t * PDK + tile.first_i(c), kk);
+        load4(sQ + t * PDK + tile.first_i(c), qq);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          pk += s[c][e] * kk[e];
+          pq += s[c][e] * qq[e];
+        }
+      }
+      acc[t] = pk;
+      acc[K + t] = pq;
+    }
+    if constexpr (C::kLayout == kLayoutVK) {
+#pragma unroll
+      for (int offset = C::kLanesPerCol / 2; offset > 0; offset /= 2) {
+#pragma unroll
+        for (int x = 0; x < 2 * K; ++x) acc[x] += __shfl_xor_sync(0xffffffffu, acc[x], offset);
+      }
+#pragma unroll
+      for (int x = 0; x < 2 * K; ++x) {
+        if (x % C::kLanesPerCol == tile.lane_in_col) {
+          (x < K ? sP : sR)[(x % K) * COLS + tile.col] = acc[x];
+        }
+      }
+    } else {
+#pragma unroll
+      for (int x = 0; x < 2 * K; ++x) sRed[(warp * 2 * K + x) * COLS + tile.col] = acc[x];
+      __syncthreads();
+      for (int idx = tid; idx < 2 * K * COLS; idx += C::kThreads) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int w = 0; w < C::kWarps; ++w) sum += sRed[w * 2 * K * COLS + idx];
+        (idx < K * COLS ? sP : sR)[idx % (K * COLS)] = sum;
+      }
+    }
+  }
+  __syncthreads();
+
+  // ---- solve: u_t and o_t for every (t, column) of the strip ----
+  {
+    TIo* out = static_cast<TIo*>(p.out);
+    for (int idx = tid; idx < K * COLS; idx += C::kThreads) {
+      const int t = idx / COLS;
+      const int c = idx % COLS;
+      float u = 0.0f;
+      float o = sEG[t] * sR[idx];
+      for (int s_ = 0; s_ <= t; ++s_) {
+        const float x = sV[s_ * COLS + c] - sEG[s_] * sP[s_ * COLS + c];
+        u += sW[t * K + s_] * x;
+        o += sC[t * K + s_] * x;
+      }
+      sU[idx] = u;
+      out[(row0 + t) * p.o_stride + static_cast<long long>(vh) * DV + j0 + c] = from_float<TIo>(o);
+    }
+  }
+  __syncthreads();
+
+  // ---- pass 2: S_t = e^{g_t} S_{t-1} + k_t u_t^T, each state written once ----
+  for (int t = 0; t < K; ++t) {
+    const float decay = sDecay[t];
+    const float u = sU[t * COLS + tile.col];
+    TState* dst = states.write(t);
+#pragma unroll
+    for (int c = 0; c < C::kVecs; ++c) {
+      float kk[4];
+      load4(sK + t * PDK + tile.first_i(c), kk);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[c][e] = decay * s[c][e] + kk[e] * u;
+      tile.store(dst, j0, s[c], c);
+    }
+  }
+}
+
+}  // namespace wyjit_kernels

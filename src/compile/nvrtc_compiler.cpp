@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "compile/nvrtc_compiler.hpp"
+
+#include <nvrtc.h>
+
+#include <memory>
+#include <string_view>
+
+#include "wyjit/error.hpp"
+
+namespace wyjit::detail {
+
+namespace {
+
+[[noreturn]] void throw_nvrtc(const char* file, int line, const char* expr, nvrtcResult code) {
+  throw Error(ErrorCode::nvrtc, std::string(expr) + " failed: " + nvrtcGetErrorString(code) +
+                                    " (" + file + ":" + std::to_string(line) + ")");
+}
+
+#define WYJIT_NVRTC_CHECK(expr)                                                  \
+  do {                                                                           \
+    const nvrtcResult wyjit_nvrtc_result_ = (expr);                              \
+    if (wyjit_nvrtc_result_ != NVRTC_SUCCESS) {                                  \
+      throw_nvrtc(__FILE__, __LINE__, #expr, wyjit_nvrtc_result_);               \
+    }                                                                            \
+  } while (0)
+
+struct ProgramDeleter {
+  void operator()(_nvrtcProgram* program) const noexcept {
+    nvrtcProgram p = program;
+    nvrtcDestroyProgram(&p);
+  }
+};
+using ProgramHandle = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
+
+ProgramHandle create_program(const std::string& source, const std::string& name) {
+  nvrtcProgram program = nullptr;
+  WYJIT_NVRTC_CHECK(nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr));
+  return ProgramHandle(program);
+}
+
+std::string program_log(nvrtcProgram program) {
+  std::size_t size = 0;
+  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
+  std::string log(size, '\0');
+  if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
+  log.resize(size - 1);
+  return log;
+}
+
+std::string join_options(const std::vector<std::string>& options) {
+  std::string joined;
+  for (const std::string& o : options) joined += (joined.empty() ? "" : " ") + ("'" + o + "'");
+  return joined;
+}
+
+std::string first_line_containing(std::string_view text, std::string_view needle) {
+  const std::size_t at = text.find(needle);
+  if (at == std::string_view::npos) return "unknown";
+  const std::size_t end = text.find('\n', at);
+  return std::string(text.substr(at, end == std::string_view::npos ? end : end - at));
+}
+
+std::string read_identity() {
+  int major = 0;
+  int minor = 0;
+  WYJIT_NVRTC_CHECK(nvrtcVersion(&major, &minor));
+  ProgramHandle program = create_program("__global__ void wyjit_probe() {}\n", "probe.cu");
+  const char* options[] = {"--gpu-architecture=compute_75"};
+  WYJIT_NVRTC_CHECK(nvrtcCompileProgram(program.get(), 1, options));
+  std::size_t size = 0;
+  WYJIT_NVRTC_CHECK(nvrtcGetPTXSize(program.get(), &size));
+  std::string ptx(size, '\0');
+  WYJIT_NVRTC_CHECK(nvrtcGetPTX(program.get(), ptx.data()));
+  // The PTX header names the exact compiler: "// Cuda compilation tools, release 13.0, V13.0.88"
+  // and "// Compiler Build ID: CL-36424714".
+  return std::to_string(major) + "." + std::to_string(minor) + " (" +
+         first_line_containing(ptx, "Cuda compilation tools") + "; " +
+         first_line_containing(ptx, "Compiler Build ID") + ")";
+}
+
+}  // namespace
+
+std::vector<std::string> nvrtc_options(const Target& target) {
+  return {
+      "--std=c++17",
+      "--gpu-architecture=" + target.name(),
+      "--fmad=true",
+  };
+}
+
+NvrtcResult nvrtc_compile(const std::string& source, const std::string& program_name,
+                          const std::string& name_expression, const Target& target,
+                          const std::string& variant) {
+  ProgramHandle program = create_program(source, program_name);
+  WYJIT_NVRTC_CHECK(nvrtcAddNameExpression(program.get(), name_expression.c_str()));
+  const std::vector<std::string> options = nvrtc_options(target);
+  std::vector<const char*> option_ptrs;
+  for (const std::string& o : options) option_ptrs.push_back(o.c_str());
+  const nvrtcResult compiled = nvrtcCompileProgram(
+      program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  NvrtcResult result;
+  result.log = program_log(program.get());
+  if (compiled != NVRTC_SUCCESS) {
+    throw Error(ErrorCode::compile_failed,
+                "NVRTC failed to compile " + variant + " for " + target.name() + ": " +
+                    nvrtcGetErrorString(compiled) + "\noptions: " + join_options(options) +
+                    "\nlog:\n" + result.log);
+  }
+  const char* lowered = nullptr;
+  WYJIT_NVRTC_CHECK(nvrtcGetLoweredName(program.get(), name_expression.c_str(), &lowered));
+  result.lowered_name = lowered;
+  std::size_t size = 0;
+  if (target.ptx) {
+    WYJIT_NVRTC_CHECK(nvrtcGetPTXSize(program.get(), &size));
+    result.binary.resize(size);
+    WYJIT_NVRTC_CHECK(nvrtcGetPTX(program.get(), reinterpret_cast<char*>(result.binary.data())));
+  } else {
+    WYJIT_NVRTC_CHECK(nvrtcGetCUBINSize(program.get(), &size));
+    result.binary.resize(size);
+    WYJIT_NVRTC_CHECK(nvrtcGetCUBIN(program.get(), reinterpret_cast<char*>(result.binary.data())));
+  }
+  return result;
+}
+
+const std::string& nvrtc_identity() {
+  static const std::string identity = read_identity();
+  return identity;
+}
+
+std::vector<int> nvrtc_supported_archs() {
+  int count = 0;
+  WYJIT_NVRTC_CHECK(nvrtcGetNumSupportedArchs(&count));
+  std::vector<int> archs(static_cast<std::size_t>(count));
+  if (count > 0) WYJIT_NVRTC_CHECK(nvrtcGetSupportedArchs(archs.data()));
+  return archs;
+}
+
+}  // namespace wyjit::detail

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+// Guards and launch of gdn_verify. Guards first, with the actual values; then one driver call.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "driver/driver_api.hpp"
+#include "gdn_verify_params.cuh"
+#include "launch/launch_geometry.hpp"
+#include "wyjit/error.hpp"
+#include "wyjit/gdn_verify.hpp"
+
+namespace wyjit {
+
+namespace {
+
+class Guard {
+ public:
+  explicit Guard(const KernelSpec& spec) : variant_(format_spec(spec)) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(ErrorCode::invalid_argument, "launch_gdn_verify(" + variant_ + "): " + what);
+  }
+  void equal(const char* name, std::int64_t value, std::int64_t expected, const char* why) const {
+    if (value != expected) {
+      fail(std::string("args.") + name + " is " + std::to_string(value) + ", must be " +
+           std::to_string(expected) + " (" + why + ")");
+    }
+  }
+  void at_least(const char* name, std::int64_t value, std::int64_t minimum,
+                const std::string& why) const {
+    if (value < minimum) {
+      fail(std::string("args.") + name + " is " + std::to_string(value) + ", must be >= " +
+           std::to_string(minimum) + " (" + why + ")");
+    }
+  }
+  void multiple_of(const char* name, std::int64_t value, std::int64_t factor,
+                   const char* why) const {
+    if (value % factor != 0) {
+      fail(std::string("args.") + name + " is " + std::to_string(value) +
+           ", must be a multiple of " + std::to_string(factor) + " (" + why + ")");
+    }
+  }
+  void pointer(const char* name, const void* p, std::size_t alignment) const {
+    if (p == nullptr) fail(std::string("args.") + name + " is null");
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    if (address % alignment != 0) {
+      fail(std::string("args.") + name + " = " + hex(address) + " is not aligned to " +
+           std::to_string(alignment) + " bytes (vector loads)");
+    }
+  }
+
+ private:
+  static std::string hex(std::uintptr_t value) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string text;
+    do {
+      text.insert(text.begin(), kDigits[value % 16]);
+      value /= 16;
+    } while (value != 0);
+    return "0x" + text;
+  }
+  std::string variant_;
+};
+
+// Hi_t(b) for t < K-1 and b < batch must be disjoint tiles of `tile` elements.
+void check_inter_strides(const Guard& guard, const GdnVerifyArgs& a, std::int64_t tile) {
+  const std::int64_t tokens = a.k - 1;
+  const bool seq_outer = a.inter_seq_stride >= a.inter_tok_stride;
+  const std::int64_t inner = seq_outer ? a.inter_tok_stride : a.inter_seq_stride;
+  const std::int64_t outer = seq_outer ? a.inter_seq_stride : a.inter_tok_stride;
+  const std::int64_t inner_count = seq_outer ? tokens : a.batch;
+  const std::int64_t outer_count = seq_outer ? a.batch : tokens;
+  const char* inner_name = seq_outer ? "inter_tok_stride" : "inter_seq_stride";
+  const char* outer_name = seq_outer ? "inter_seq_stride" : "inter_tok_stride";
+  if (inner_count > 1 || outer_count > 1) {
+    guard.at_least(inner_name, inner, tile, "one state is num_v_heads*dk*dv elements");
+  }
+  if (outer_count > 1) {
+    guard.at_least(outer_name, outer, inner * inner_count,
+                   std::string("the intermediate states must not overlap: ") + inner_name +
+                       " * " + std::to_string(inner_count));
+  }
+}
+
+}  // namespace
+
+void check_gdn_verify_args(const KernelSpec& spec, const GdnVerifyArgs& a) {
+  const Guard guard(spec);
+  if (spec.family != Family::gdn_verify) guard.fail("the kernel is not a gdn_verify variant");
+  guard.equal("k", a.k, spec.k, "the variant's K");
+  guard.equal("dk", a.dk, spec.dk, "the variant's dk");
+  guard.equal("dv", a.dv, spec.dv, "the variant's dv");
+  guard.at_least("batch", a.batch, 1, "at least one sequence");
+  guard.at_least("num_k_heads", a.num_k_heads, 1, "at least one key head");
+  guard.at_least("num_v_heads", a.num_v_heads, 1, "at least one value head");
+  if (a.num_v_heads % a.num_k_heads != 0) {
+    guard.fail("args.num_v_heads is " + std::to_string(a.num_v_heads) +
+               ", must be a multiple of args.num_k_heads = " + std::to_string(a.num_k_heads));
+  }
+  if (!std::isfinite(a.scale)) guard.fail("args.scale is " + std::to_string(a.scale));
+  const std::int64_t blocks = static_cast<std::int64_t>(a.batch) * a.num_v_heads *
+                              detail::launch_geometry(spec).blocks_per_head;
+  if (blocks > std::numeric_limits<int>::max()) {
+    guard.fail("batch " + std::to_string(a.batch) + " x num_v_heads " +
+               std::to_string(a.num_v_heads) + " needs " + std::to_string(blocks) +
+               " blocks, beyond the grid limit 2147483647");
+  }
+
+  const std::size_t io = static_cast<std::size_t>(dtype_size(spec.io));
+  const std::size_t st = static_cast<std::size_t>(dtype_size(spec.state));
+  // NOTE: q, k, v and state rows are read 4 elements at a time (16 B for fp32).
+  guard.pointer("q", a.q, 4 * io);
+  guard.pointer("k_in", a.k_in, 4 * io);
+  guard.pointer("v", a.v, 4 * io);
+  guard.pointer("out", a.out, io);
+  if (spec.fused_gating) {
+    guard.pointer("a", a.a, io);
+    guard.pointer("b", a.b, io);
+    guard.pointer("a_log", a.a_log, 4);
+    guard.pointer("dt_bias", a.dt_bias, 4);
+  } else {
+    guard.pointer("g", a.g, 4);
+    guard.pointer("beta", a.beta, 4);
+  }
+  const std::size_t state_align = spec.layout == Layout::vk ? 4 * st : st;
+  guard.pointer("state", a.state, state_align);
+  if (spec.k > 1) guard.pointer("inter", a.inter, state_align);
+
+  guard.at_least("qk_stride", a.qk_stride, std::int64_t{a.num_k_heads} * a.dk, "num_k_heads*dk");
+  guard.multiple_of("qk_stride", a.qk_stride, 4, "rows are read 4 elements at a time");
+  guard.at_least("v_stride", a.v_stride, std::int64_t{a.num_v_heads} * a.dv, "num_v_heads*dv");
+  guard.multiple_of("v_stride", a.v_stride, 4, "rows are read 4 elements at a time");
+  guard.at_least("o_stride", a.o_stride, std::int64_t{a.num_v_heads} * a.dv, "num_v_heads*dv");
+  guard.at_least("gb_stride", a.gb_stride, a.num_v_heads, "num_v_heads");
+  const std::int64_t tile = std::int64_t{a.num_v_heads} * a.dk * a.dv;
+  if (a.batch > 1) guard.at_least("state_seq_stride", a.state_seq_stride, tile, "num_v_heads*dk*dv");
+  guard.multiple_of("state_seq_stride", a.state_seq_stride, 4, "state tiles are 4-aligned");
+  if (spec.k > 1) {
+    guard.at_least("inter_seq_stride", a.inter_seq_stride, 0, "non-negative");
+    guard.at_least("inter_tok_stride", a.inter_tok_stride, 0, "non-negative");
+    guard.multiple_of("inter_seq_stride", a.inter_seq_stride, 4, "state tiles are 4-aligned");
+    guard.multiple_of("inter_tok_stride", a.inter_tok_stride, 4, "state tiles are 4-aligned");
+    check_inter_strides(guard, a, tile);
+  }
+}
+
+void launch_gdn_verify(const Kernel& kernel, const GdnVerifyArgs& a, CUstream stream) {
+  check_gdn_verify_args(kernel.spec(), a);
+  if (kernel.handle() == nullptr) {
+    throw Error(ErrorCode::invalid_argument,
+                "launch_gdn_verify(" + format_spec(kernel.spec()) +
+                    "): the kernel has no function handle (get it from Jit::kernel)");
+  }
+  wyjit_kernels::GdnVerifyParams params{
+      .q = a.q,
+      .k = a.k_in,
+      .v = a.v,
+      .g = a.g,
+      .beta = a.beta,
+      .a = a.a,
+      .b = a.b,
+      .a_log = a.a_log,
+      .dt_bias = a.dt_bias,
+      .out = a.out,
+      .state = a.state,
+      .inter = a.inter,
+      .qk_stride = a.qk_stride,
+      .v_stride = a.v_stride,
+      .gb_stride = a.gb_stride,
+      .o_stride = a.o_stride,
+      .state_seq_stride = a.state_seq_stride,
+      .inter_seq_stride = a.inter_seq_stride,
+      .inter_tok_stride = a.inter_tok_stride,
+      .batch = a.batch,
+      .num_k_heads = a.num_k_heads,
+      .num_v_heads = a.num_v_heads,
+      .scale = a.scale,
+  };
+  static_assert(std::is_trivially_copyable_v<wyjit_kernels::GdnVerifyParams>);
+  void* kernel_args[] = {&params};
+  const detail::LaunchGeometry geometry = detail::launch_geometry(kernel.spec());
+  const auto blocks = static_cast<unsigned>(a.batch * a.num_v_heads * geometry.blocks_per_head);
+  WYJIT_CU_CHECK(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel.handle()), blocks, 1, 1,
+                                static_cast<unsigned>(geometry.threads), 1, 1,
+                                static_cast<unsigned>(geometry.smem_bytes), stream, kernel_args,
+                                nullptr));
+}
+
+}  // namespace wyjit

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gpu/gpu_support.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace wyjit::test {
+
+void make_context_current() {
+  thread_local bool done = false;
+  if (done) return;
+  static CUcontext context = [] {
+    CUdevice device = 0;
+    WYJIT_CU_CHECK(cuDeviceGet(&device, 0));
+    CUcontext primary = nullptr;
+    WYJIT_CU_CHECK(cuDevicePrimaryCtxRetain(&primary, device));
+    return primary;
+  }();
+  WYJIT_CU_CHECK(cuCtxSetCurrent(context));
+  done = true;
+}
+
+Jit& test_jit() {
+  static Jit jit(JitOptions{.cache_dir = std::string(WYJIT_BINARY_DIR) + "/test-cache"});
+  return jit;
+}
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+  make_context_current();
+  WYJIT_CU_CHECK(cuMemAlloc(&ptr_, bytes == 0 ? 1 : bytes));
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_ != 0) detail::driver().cuMemFree(ptr_);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept : ptr_(other.ptr_), bytes_(other.bytes_) {
+  other.ptr_ = 0;
+  other.bytes_ = 0;
+}
+
+void DeviceBuffer::upload(const std::vector<std::uint8_t>& host) {
+  if (host.size() != bytes_) {
+    throw std::runtime_error("upload of " + std::to_string(host.size()) + " bytes into a buffer of " +
+                             std::to_string(bytes_));
+  }
+  WYJIT_CU_CHECK(cuMemcpyHtoD(ptr_, host.data(), bytes_));
+}
+
+std::vector<std::uint8_t> DeviceBuffer::download() const {
+  std::vector<std::uint8_t> host(bytes_);
+  WYJIT_CU_CHECK(cuMemcpyDtoH(host.data(), ptr_, bytes_));
+  return host;
+}
+
+}  // namespace wyjit::test
