@@ -114,21 +114,21 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
 
   // ---- shared memory carve-up (sizes: gdn_smem_bytes) ----
   extern __shared__ __align__(16) float smem[];
-  float* sK = smem;              // [K][PDK] k rows (normalised)
-  float* sQ = sK + K * PDK;      // [K][PDK] q rows (normalised) * scale
-  float* sL = sQ + K * PDK;      // [K][K] beta_t e^{G_t-G_s} k_s.k_t, s < t
-  float* sB = sL + K * K;        // [K][K] e^{G_t-G_s} k_s.q_t, s <= t
-  float* sW = sB + K * K;        // [K][K] (I + L)^-1 diag(beta)
-  float* sC = sW + K * K;        // [K][K] B W
-  float* sG = sC + K * K;        // [K] G_t = sum_{s<=t} g_s
-  float* sEG = sG + K;           // [K] e^{G_t}
-  float* sDecay = sEG + K;       // [K] e^{g_t}
-  float* sBeta = sDecay + K;     // [K]
-  float* sV = sBeta + K;         // [K][COLS] v strip
-  float* sP = sV + K * COLS;     // [K][COLS] S0^T k_t
-  float* sR = sP + K * COLS;     // [K][COLS] S0^T q_t
-  float* sU = sR + K * COLS;     // [K][COLS] u_t
-  float* sRed = sU + K * COLS;   // kv: [warps][2K][COLS] partial dots
+  float* sK = smem;             // [K][PDK] k rows (normalised)
+  float* sQ = sK + K * PDK;     // [K][PDK] q rows (normalised) * scale
+  float* sL = sQ + K * PDK;     // [K][K] beta_t e^{G_t-G_s} k_s.k_t, s < t
+  float* sB = sL + K * K;       // [K][K] e^{G_t-G_s} k_s.q_t, s <= t
+  float* sW = sB + K * K;       // [K][K] (I + L)^-1 diag(beta)
+  float* sC = sW + K * K;       // [K][K] B W
+  float* sG = sC + K * K;       // [K] G_t = sum_{s<=t} g_s
+  float* sEG = sG + K;          // [K] e^{G_t}
+  float* sDecay = sEG + K;      // [K] e^{g_t}
+  float* sBeta = sDecay + K;    // [K]
+  float* sV = sBeta + K;        // [K][COLS] v strip
+  float* sP = sV + K * COLS;    // [K][COLS] S0^T k_t
+  float* sR = sP + K * COLS;    // [K][COLS] S0^T q_t
+  float* sU = sR + K * COLS;    // [K][COLS] u_t
+  float* sRed = sU + K * COLS;  // kv: [warps][2K][COLS] partial dots
 
   // ---- which strip ----
   const int strip = static_cast<int>(blockIdx.x) % C::kStrips;

@@ -17,18 +17,18 @@ enum GdnAddressing : int { kAddrStrided = 0, kAddrTable = 1, kAddrSlot = 2 };
 
 /// Passed by value to every gdn_verify kernel. Strides are in elements.
 struct GdnVerifyParams {
-  const void* q;       // [batch*K, qk_stride] io, key head h at h*dk
-  const void* k;       // [batch*K, qk_stride] io
-  const void* v;       // [batch*K, v_stride] io, value head vh at vh*dv
-  const float* g;      // [batch*K, gb_stride]
-  const float* beta;   // [batch*K, gb_stride]
-  const void* a;       // [batch*K, gb_stride] io (fused gating)
-  const void* b;       // [batch*K, gb_stride] io (fused gating)
-  const float* a_log;  // [HV] (fused gating)
-  const float* dt_bias;// [HV] (fused gating)
-  void* out;           // [batch*K, o_stride] io
-  void* state;         // strided: S_b = state + b*state_seq_stride
-  void* inter;         // strided: Hi_t(b) = inter + b*inter_seq_stride + t*inter_tok_stride
+  const void* q;         // [batch*K, qk_stride] io, key head h at h*dk
+  const void* k;         // [batch*K, qk_stride] io
+  const void* v;         // [batch*K, v_stride] io, value head vh at vh*dv
+  const float* g;        // [batch*K, gb_stride]
+  const float* beta;     // [batch*K, gb_stride]
+  const void* a;         // [batch*K, gb_stride] io (fused gating)
+  const void* b;         // [batch*K, gb_stride] io (fused gating)
+  const float* a_log;    // [HV] (fused gating)
+  const float* dt_bias;  // [HV] (fused gating)
+  void* out;             // [batch*K, o_stride] io
+  void* state;           // strided: S_b = state + b*state_seq_stride
+  void* inter;           // strided: Hi_t(b) = inter + b*inter_seq_stride + t*inter_tok_stride
   long long qk_stride;
   long long v_stride;
   long long gb_stride;
@@ -44,7 +44,9 @@ struct GdnVerifyParams {
 
 /// Value-head columns (dv indices) one block owns: vk keeps 16 state elements per thread,
 /// kv gives each lane one column of a 32-column strip.
-WYJIT_HOST_DEVICE constexpr int gdn_block_cols(int dk, int layout) { return layout == kLayoutVK ? 2048 / dk : 32; }
+WYJIT_HOST_DEVICE constexpr int gdn_block_cols(int dk, int layout) {
+  return layout == kLayoutVK ? 2048 / dk : 32;
+}
 
 WYJIT_HOST_DEVICE constexpr int gdn_threads() { return 128; }
 

@@ -10,14 +10,14 @@ namespace wyjit {
 
 /// What went wrong, coarse enough for a C status code.
 enum class ErrorCode {
-  invalid_spec,      ///< a KernelSpec field or a canonical name is not allowed
-  invalid_argument,  ///< a launch or API argument failed a guard
-  compile_failed,    ///< NVRTC rejected the stamped source
-  cache_io,          ///< the disk cache could not be read or written
-  cache_miss_no_jit, ///< WYJIT_NO_JIT is set and no cached binary exists
-  driver,            ///< the CUDA driver is missing or returned an error
-  nvrtc,             ///< an NVRTC call other than compilation failed
-  internal,          ///< a wyjit bug: please report it
+  invalid_spec,       ///< a KernelSpec field or a canonical name is not allowed
+  invalid_argument,   ///< a launch or API argument failed a guard
+  compile_failed,     ///< NVRTC rejected the stamped source
+  cache_io,           ///< the disk cache could not be read or written
+  cache_miss_no_jit,  ///< WYJIT_NO_JIT is set and no cached binary exists
+  driver,             ///< the CUDA driver is missing or returned an error
+  nvrtc,              ///< an NVRTC call other than compilation failed
+  internal,           ///< a wyjit bug: please report it
 };
 
 /// Printable name of an ErrorCode ("invalid_spec", ...).

@@ -16,9 +16,9 @@ namespace wyjit {
 
 /// A compilation target: `sm_90` (cubin), `sm_90a` (cubin, arch-specific) or `compute_90` (PTX).
 struct Target {
-  int arch = 90;          ///< compute capability * 10 + minor
+  int arch = 90;               ///< compute capability * 10 + minor
   bool arch_specific = false;  ///< the `a` suffix
-  bool ptx = false;       ///< emit PTX for `compute_XX` instead of a cubin
+  bool ptx = false;            ///< emit PTX for `compute_XX` instead of a cubin
 
   /// `sm_90`, `sm_90a` or `compute_90`.
   std::string name() const;
@@ -31,11 +31,11 @@ struct Target {
 struct CompiledKernel {
   KernelSpec spec;
   Target target;
-  std::string key_hash;             ///< hex SHA-256 of the cache key text
-  std::string lowered_name;         ///< mangled kernel name inside the binary
-  std::vector<std::uint8_t> binary; ///< cubin or PTX (NUL-terminated text)
-  bool from_disk = false;           ///< true when read from the disk cache
-  std::string path;                 ///< cache entry path, empty for memory-only
+  std::string key_hash;              ///< hex SHA-256 of the cache key text
+  std::string lowered_name;          ///< mangled kernel name inside the binary
+  std::vector<std::uint8_t> binary;  ///< cubin or PTX (NUL-terminated text)
+  bool from_disk = false;            ///< true when read from the disk cache
+  std::string path;                  ///< cache entry path, empty for memory-only
 };
 
 /// A kernel loaded for use with the driver: valid in every context of the process.

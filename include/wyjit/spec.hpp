@@ -36,15 +36,15 @@ enum class Layout {
 /// One kernel variant. Compare, hash and print it; never build one from strings by hand.
 struct KernelSpec {
   Family family = Family::gdn_verify;
-  int k = 4;                            ///< tokens verified per sequence, 1..32
-  DType io = DType::bf16;               ///< q, k, v, out (and raw gating inputs)
-  DType state = DType::f32;             ///< recurrent state storage
+  int k = 4;                 ///< tokens verified per sequence, 1..32
+  DType io = DType::bf16;    ///< q, k, v, out (and raw gating inputs)
+  DType state = DType::f32;  ///< recurrent state storage
   Addressing addressing = Addressing::strided;
   Layout layout = Layout::vk;
-  int dk = 128;                         ///< key head dim: 64, 128 or 256
-  int dv = 128;                         ///< value head dim: 64, 128 or 256
-  bool l2norm_qk = false;               ///< normalise q and k rows in the kernel
-  bool fused_gating = false;            ///< compute g and beta from raw a, b, A_log, dt_bias
+  int dk = 128;               ///< key head dim: 64, 128 or 256
+  int dv = 128;               ///< value head dim: 64, 128 or 256
+  bool l2norm_qk = false;     ///< normalise q and k rows in the kernel
+  bool fused_gating = false;  ///< compute g and beta from raw a, b, A_log, dt_bias
 
   friend auto operator<=>(const KernelSpec&, const KernelSpec&) = default;
 };

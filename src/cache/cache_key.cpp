@@ -16,7 +16,8 @@ CacheKey make_cache_key(const KernelSpec& spec, const StampedSource& source, con
   key.text += "name-expression " + source.name_expression + "\n";
   key.text += "source-sha256 " + sha256_hex(source.text) + "\n";
   key.hash = sha256_hex(key.text);
-  key.file_name = format_spec(spec) + "." + key.hash.substr(0, 16) + (target.ptx ? ".ptx" : ".cubin");
+  key.file_name =
+      format_spec(spec) + "." + key.hash.substr(0, 16) + (target.ptx ? ".ptx" : ".cubin");
   return key;
 }
 

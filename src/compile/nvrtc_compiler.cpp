@@ -13,16 +13,16 @@ namespace wyjit::detail {
 namespace {
 
 [[noreturn]] void throw_nvrtc(const char* file, int line, const char* expr, nvrtcResult code) {
-  throw Error(ErrorCode::nvrtc, std::string(expr) + " failed: " + nvrtcGetErrorString(code) +
-                                    " (" + file + ":" + std::to_string(line) + ")");
+  throw Error(ErrorCode::nvrtc, std::string(expr) + " failed: " + nvrtcGetErrorString(code) + " (" +
+                                    file + ":" + std::to_string(line) + ")");
 }
 
-#define WYJIT_NVRTC_CHECK(expr)                                                  \
-  do {                                                                           \
-    const nvrtcResult wyjit_nvrtc_result_ = (expr);                              \
-    if (wyjit_nvrtc_result_ != NVRTC_SUCCESS) {                                  \
-      throw_nvrtc(__FILE__, __LINE__, #expr, wyjit_nvrtc_result_);               \
-    }                                                                            \
+#define WYJIT_NVRTC_CHECK(expr)                                    \
+  do {                                                             \
+    const nvrtcResult wyjit_nvrtc_result_ = (expr);                \
+    if (wyjit_nvrtc_result_ != NVRTC_SUCCESS) {                    \
+      throw_nvrtc(__FILE__, __LINE__, #expr, wyjit_nvrtc_result_); \
+    }                                                              \
   } while (0)
 
 struct ProgramDeleter {
@@ -35,7 +35,8 @@ using ProgramHandle = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
 
 ProgramHandle create_program(const std::string& source, const std::string& name) {
   nvrtcProgram program = nullptr;
-  WYJIT_NVRTC_CHECK(nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr));
+  WYJIT_NVRTC_CHECK(
+      nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr));
   return ProgramHandle(program);
 }
 
@@ -97,8 +98,8 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& program_
   const std::vector<std::string> options = nvrtc_options(target);
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());
-  const nvrtcResult compiled = nvrtcCompileProgram(
-      program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  const nvrtcResult compiled =
+      nvrtcCompileProgram(program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
   NvrtcResult result;
   result.log = program_log(program.get());
   if (compiled != NVRTC_SUCCESS) {

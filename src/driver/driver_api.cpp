@@ -31,22 +31,22 @@ Loaded load_driver() {
   }
   auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(handle, "cuGetProcAddress_v2"));
   if (get_proc == nullptr) {
-    loaded.error = "the NVIDIA driver is too old: libcuda.so.1 has no cuGetProcAddress_v2 "
-                   "(a CUDA 12 or newer driver is needed)";
+    loaded.error =
+        "the NVIDIA driver is too old: libcuda.so.1 has no cuGetProcAddress_v2 "
+        "(a CUDA 12 or newer driver is needed)";
     return loaded;
   }
   DriverApi& api = loaded.api;
   std::string missing;
-#define WYJIT_DRIVER_LOAD(name)                                                          \
-  {                                                                                      \
-    void* fn = nullptr;                                                                  \
-    CUdriverProcAddressQueryResult status{};                                             \
-    if (get_proc(#name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) !=      \
-            CUDA_SUCCESS ||                                                              \
-        fn == nullptr) {                                                                 \
-      missing += std::string(missing.empty() ? "" : ", ") + #name;                       \
-    }                                                                                    \
-    api.name = reinterpret_cast<decltype(api.name)>(fn);                                 \
+#define WYJIT_DRIVER_LOAD(name, version)                                                       \
+  {                                                                                            \
+    void* fn = nullptr;                                                                        \
+    CUdriverProcAddressQueryResult status{};                                                   \
+    if (get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || \
+        fn == nullptr) {                                                                       \
+      missing += std::string(missing.empty() ? "" : ", ") + #name;                             \
+    }                                                                                          \
+    api.name = reinterpret_cast<decltype(api.name)>(fn);                                       \
   }
   WYJIT_DRIVER_FUNCTIONS(WYJIT_DRIVER_LOAD)
 #undef WYJIT_DRIVER_LOAD

@@ -4,58 +4,64 @@
 #pragma once
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include <string>
 
 namespace wyjit::detail {
 
-// Every driver entry point wyjit (and its GPU tests) call. Names are cuda.h's, so the macro
-// renames there (cuMemAlloc -> cuMemAlloc_v2) apply to the member types automatically.
-#define WYJIT_DRIVER_FUNCTIONS(X) \
-  X(cuInit)                       \
-  X(cuDriverGetVersion)           \
-  X(cuGetErrorName)               \
-  X(cuGetErrorString)             \
-  X(cuDeviceGet)                  \
-  X(cuDeviceGetCount)             \
-  X(cuDeviceGetName)              \
-  X(cuDeviceGetAttribute)         \
-  X(cuDevicePrimaryCtxRetain)     \
-  X(cuDevicePrimaryCtxRelease)    \
-  X(cuCtxGetCurrent)              \
-  X(cuCtxSetCurrent)              \
-  X(cuCtxGetDevice)               \
-  X(cuCtxSynchronize)             \
-  X(cuLibraryLoadData)            \
-  X(cuLibraryUnload)              \
-  X(cuLibraryGetKernel)           \
-  X(cuKernelGetFunction)          \
-  X(cuKernelSetAttribute)         \
-  X(cuLaunchKernel)               \
-  X(cuMemAlloc)                   \
-  X(cuMemFree)                    \
-  X(cuMemcpyHtoD)                 \
-  X(cuMemcpyDtoH)                 \
-  X(cuMemcpyDtoD)                 \
-  X(cuMemsetD8)                   \
-  X(cuMemsetD32)                  \
-  X(cuStreamCreate)               \
-  X(cuStreamDestroy)              \
-  X(cuStreamSynchronize)          \
-  X(cuStreamBeginCapture)         \
-  X(cuStreamEndCapture)           \
-  X(cuGraphInstantiate)           \
-  X(cuGraphLaunch)                \
-  X(cuGraphExecDestroy)           \
-  X(cuGraphDestroy)               \
-  X(cuEventCreate)                \
-  X(cuEventDestroy)               \
-  X(cuEventRecord)                \
-  X(cuEventSynchronize)           \
-  X(cuEventElapsedTime)
+// Every driver entry point wyjit (and its GPU tests) call, each with the ABI version it is
+// requested at. NOTE: the version pins the signature: cuGetProcAddress returns the newest
+// version <= the one asked for, and CUDA 13 changed some (cuCtxSynchronize_v2 takes a context)
+// without cuda.h renaming the old name. Members are named as cuda.h spells the call, so
+// `driver().cuMemAlloc(...)` works through cuda.h's macro renames (cuMemAlloc -> cuMemAlloc_v2).
+#define WYJIT_DRIVER_FUNCTIONS(X)       \
+  X(cuInit, 2000)                       \
+  X(cuDriverGetVersion, 2020)           \
+  X(cuGetErrorName, 6000)               \
+  X(cuGetErrorString, 6000)             \
+  X(cuDeviceGet, 2000)                  \
+  X(cuDeviceGetCount, 2000)             \
+  X(cuDeviceGetName, 2000)              \
+  X(cuDeviceGetAttribute, 2000)         \
+  X(cuDevicePrimaryCtxRetain, 7000)     \
+  X(cuDevicePrimaryCtxRelease, 11000)   \
+  X(cuCtxGetCurrent, 4000)              \
+  X(cuCtxSetCurrent, 4000)              \
+  X(cuCtxGetDevice, 2000)               \
+  X(cuCtxSynchronize, 2000)             \
+  X(cuLibraryLoadData, 12000)           \
+  X(cuLibraryUnload, 12000)             \
+  X(cuLibraryGetKernel, 12000)          \
+  X(cuKernelGetFunction, 12000)         \
+  X(cuKernelSetAttribute, 12000)        \
+  X(cuLaunchKernel, 4000)               \
+  X(cuMemAlloc, 3020)                   \
+  X(cuMemFree, 3020)                    \
+  X(cuMemcpyHtoD, 3020)                 \
+  X(cuMemcpyDtoH, 3020)                 \
+  X(cuMemcpyDtoD, 3020)                 \
+  X(cuMemsetD8, 3020)                   \
+  X(cuMemsetD32, 3020)                  \
+  X(cuStreamCreate, 2000)               \
+  X(cuStreamDestroy, 4000)              \
+  X(cuStreamSynchronize, 2000)          \
+  X(cuStreamBeginCapture, 10010)        \
+  X(cuStreamEndCapture, 10000)          \
+  X(cuGraphInstantiateWithFlags, 11040) \
+  X(cuGraphLaunch, 10000)               \
+  X(cuGraphExecDestroy, 10000)          \
+  X(cuGraphDestroy, 10000)              \
+  X(cuEventCreate, 2000)                \
+  X(cuEventDestroy, 4000)               \
+  X(cuEventRecord, 2000)                \
+  X(cuEventSynchronize, 2000)           \
+  X(cuEventElapsedTime, 12080)          \
+  X(cuStreamIsCapturing, 10000)         \
+  X(cuMemGetInfo, 3020)
 
 struct DriverApi {
-#define WYJIT_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
+#define WYJIT_DRIVER_MEMBER(name, version) PFN_##name##_v##version name = nullptr;
   WYJIT_DRIVER_FUNCTIONS(WYJIT_DRIVER_MEMBER)
 #undef WYJIT_DRIVER_MEMBER
 };
@@ -75,10 +81,10 @@ std::string driver_unavailable_reason() noexcept;
 }  // namespace wyjit::detail
 
 /// Calls a driver function through the loaded table; throws Error(driver) naming the call.
-#define WYJIT_CU_CHECK(call)                                                              \
-  do {                                                                                    \
-    const CUresult wyjit_cu_result_ = ::wyjit::detail::driver().call;                     \
-    if (wyjit_cu_result_ != CUDA_SUCCESS) {                                               \
-      ::wyjit::detail::throw_cu_error(__FILE__, __LINE__, #call, wyjit_cu_result_);       \
-    }                                                                                     \
+#define WYJIT_CU_CHECK(call)                                                        \
+  do {                                                                              \
+    const CUresult wyjit_cu_result_ = ::wyjit::detail::driver().call;               \
+    if (wyjit_cu_result_ != CUDA_SUCCESS) {                                         \
+      ::wyjit::detail::throw_cu_error(__FILE__, __LINE__, #call, wyjit_cu_result_); \
+    }                                                                               \
   } while (0)

@@ -184,8 +184,10 @@ Kernel Jit::kernel(const KernelSpec& spec) {
   WYJIT_CU_CHECK(cuCtxGetDevice(&device));
   int major = 0;
   int minor = 0;
-  WYJIT_CU_CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
-  WYJIT_CU_CHECK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
+  WYJIT_CU_CHECK(
+      cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
+  WYJIT_CU_CHECK(
+      cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
   const Target target = detail::select_target(major * 10 + minor);
   const VariantTarget id{spec, target.name()};
 

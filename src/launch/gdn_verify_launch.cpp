@@ -32,8 +32,8 @@ class Guard {
   void at_least(const char* name, std::int64_t value, std::int64_t minimum,
                 const std::string& why) const {
     if (value < minimum) {
-      fail(std::string("args.") + name + " is " + std::to_string(value) + ", must be >= " +
-           std::to_string(minimum) + " (" + why + ")");
+      fail(std::string("args.") + name + " is " + std::to_string(value) +
+           ", must be >= " + std::to_string(minimum) + " (" + why + ")");
     }
   }
   void multiple_of(const char* name, std::int64_t value, std::int64_t factor,
@@ -80,8 +80,8 @@ void check_inter_strides(const Guard& guard, const GdnVerifyArgs& a, std::int64_
   }
   if (outer_count > 1) {
     guard.at_least(outer_name, outer, inner * inner_count,
-                   std::string("the intermediate states must not overlap: ") + inner_name +
-                       " * " + std::to_string(inner_count));
+                   std::string("the intermediate states must not overlap: ") + inner_name + " * " +
+                       std::to_string(inner_count));
   }
 }
 
@@ -136,7 +136,8 @@ void check_gdn_verify_args(const KernelSpec& spec, const GdnVerifyArgs& a) {
   guard.at_least("o_stride", a.o_stride, std::int64_t{a.num_v_heads} * a.dv, "num_v_heads*dv");
   guard.at_least("gb_stride", a.gb_stride, a.num_v_heads, "num_v_heads");
   const std::int64_t tile = std::int64_t{a.num_v_heads} * a.dk * a.dv;
-  if (a.batch > 1) guard.at_least("state_seq_stride", a.state_seq_stride, tile, "num_v_heads*dk*dv");
+  if (a.batch > 1)
+    guard.at_least("state_seq_stride", a.state_seq_stride, tile, "num_v_heads*dk*dv");
   guard.multiple_of("state_seq_stride", a.state_seq_stride, 4, "state tiles are 4-aligned");
   if (spec.k > 1) {
     guard.at_least("inter_seq_stride", a.inter_seq_stride, 0, "non-negative");

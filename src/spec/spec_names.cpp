@@ -11,42 +11,54 @@ namespace wyjit {
 
 const char* to_string(Family f) noexcept {
   switch (f) {
-    case Family::gdn_verify: return "gdn_verify";
+    case Family::gdn_verify:
+      return "gdn_verify";
   }
   return "?";
 }
 
 const char* to_string(DType t) noexcept {
   switch (t) {
-    case DType::f32: return "f32";
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
+    case DType::f32:
+      return "f32";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
   }
   return "?";
 }
 
 const char* to_string(Addressing a) noexcept {
   switch (a) {
-    case Addressing::strided: return "strided";
-    case Addressing::table: return "table";
-    case Addressing::slot: return "slot";
+    case Addressing::strided:
+      return "strided";
+    case Addressing::table:
+      return "table";
+    case Addressing::slot:
+      return "slot";
   }
   return "?";
 }
 
 const char* to_string(Layout l) noexcept {
   switch (l) {
-    case Layout::vk: return "vk";
-    case Layout::kv: return "kv";
+    case Layout::vk:
+      return "vk";
+    case Layout::kv:
+      return "kv";
   }
   return "?";
 }
 
 int dtype_size(DType t) noexcept {
   switch (t) {
-    case DType::f32: return 4;
-    case DType::f16: return 2;
-    case DType::bf16: return 2;
+    case DType::f32:
+      return 4;
+    case DType::f16:
+      return 2;
+    case DType::bf16:
+      return 2;
   }
   return 0;
 }
@@ -69,8 +81,8 @@ namespace {
 
 [[noreturn]] void reject(std::string_view name, std::string_view field, std::string_view got,
                          std::string_view allowed) {
-  throw Error(ErrorCode::invalid_spec, "invalid variant name '" + std::string(name) + "': " +
-                                           std::string(field) + " is '" + std::string(got) +
+  throw Error(ErrorCode::invalid_spec, "invalid variant name '" + std::string(name) +
+                                           "': " + std::string(field) + " is '" + std::string(got) +
                                            "', allowed: " + std::string(allowed));
 }
 
@@ -151,7 +163,8 @@ KernelSpec parse_spec(std::string_view name) {
   validate_spec(s);
   // NOTE: a name that parses but is not canonical (e.g. "dk128.dv128") would give two names
   // for one variant; refuse it so names are unique.
-  if (format_spec(s) != name) reject(name, "spelling", name, "the canonical name " + format_spec(s));
+  if (format_spec(s) != name)
+    reject(name, "spelling", name, "the canonical name " + format_spec(s));
   return s;
 }
 

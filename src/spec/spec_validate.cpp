@@ -21,19 +21,22 @@ bool is_supported_head_dim(int d) { return d == 64 || d == 128 || d == 256; }
 
 void validate_spec(const KernelSpec& s) {
   switch (s.family) {
-    case Family::gdn_verify: break;
+    case Family::gdn_verify:
+      break;
   }
   if (s.k < 1 || s.k > 32) reject(s, "K", std::to_string(s.k), "1..32");
   if (!is_supported_head_dim(s.dk)) reject(s, "dk", std::to_string(s.dk), "64, 128, 256");
   if (!is_supported_head_dim(s.dv)) reject(s, "dv", std::to_string(s.dv), "64, 128, 256");
   switch (s.addressing) {
-    case Addressing::strided: break;
+    case Addressing::strided:
+      break;
     case Addressing::table:
     case Addressing::slot:
       reject(s, "addressing", to_string(s.addressing), "strided (table and slot: not yet built)");
   }
   switch (s.state) {
-    case DType::f32: break;
+    case DType::f32:
+      break;
     case DType::f16:
     case DType::bf16:
       reject(s, "state dtype", to_string(s.state), "f32 (f16 and bf16 states: not yet validated)");

@@ -41,33 +41,42 @@ void append_inlined(std::string_view name, std::set<std::string, std::less<>>& s
 
 const char* kernel_type(DType t) {
   switch (t) {
-    case DType::f32: return "float";
-    case DType::f16: return "wyjit_kernels::Half";
-    case DType::bf16: return "wyjit_kernels::Bf16";
+    case DType::f32:
+      return "float";
+    case DType::f16:
+      return "wyjit_kernels::Half";
+    case DType::bf16:
+      return "wyjit_kernels::Bf16";
   }
   return "?";
 }
 
 const char* kernel_layout(Layout l) {
   switch (l) {
-    case Layout::vk: return "wyjit_kernels::kLayoutVK";
-    case Layout::kv: return "wyjit_kernels::kLayoutKV";
+    case Layout::vk:
+      return "wyjit_kernels::kLayoutVK";
+    case Layout::kv:
+      return "wyjit_kernels::kLayoutKV";
   }
   return "?";
 }
 
 const char* kernel_addressing(Addressing a) {
   switch (a) {
-    case Addressing::strided: return "wyjit_kernels::kAddrStrided";
-    case Addressing::table: return "wyjit_kernels::kAddrTable";
-    case Addressing::slot: return "wyjit_kernels::kAddrSlot";
+    case Addressing::strided:
+      return "wyjit_kernels::kAddrStrided";
+    case Addressing::table:
+      return "wyjit_kernels::kAddrTable";
+    case Addressing::slot:
+      return "wyjit_kernels::kAddrSlot";
   }
   return "?";
 }
 
 const char* family_file(Family f) {
   switch (f) {
-    case Family::gdn_verify: return "gdn_verify.cuh";
+    case Family::gdn_verify:
+      return "gdn_verify.cuh";
   }
   return "?";
 }

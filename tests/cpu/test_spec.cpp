@@ -30,8 +30,8 @@ TEST_CASE("spec names round-trip for every supported variant", "[spec]") {
         for (int dk : {64, 128, 256}) {
           for (int dv : {64, 128, 256}) {
             for (bool l2 : {false, true}) {
-              const KernelSpec s{.k = k, .io = io, .layout = layout, .dk = dk, .dv = dv,
-                                 .l2norm_qk = l2};
+              const KernelSpec s{
+                  .k = k, .io = io, .layout = layout, .dk = dk, .dv = dv, .l2norm_qk = l2};
               const std::string name = format_spec(s);
               INFO(name);
               REQUIRE(parse_spec(name) == s);
@@ -47,8 +47,12 @@ TEST_CASE("spec names round-trip for every supported variant", "[spec]") {
 
 TEST_CASE("canonical names look the way the docs say", "[spec]") {
   CHECK(format_spec(KernelSpec{}) == "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128");
-  CHECK(format_spec(KernelSpec{.k = 17, .io = DType::f16, .layout = Layout::kv, .dk = 128,
-                               .dv = 64, .l2norm_qk = true}) ==
+  CHECK(format_spec(KernelSpec{.k = 17,
+                               .io = DType::f16,
+                               .layout = Layout::kv,
+                               .dk = 128,
+                               .dv = 64,
+                               .l2norm_qk = true}) ==
         "gdn_verify.k17.io_f16.st_f32.strided.kv.dk128.dv64.l2norm");
 }
 
@@ -57,7 +61,8 @@ TEST_CASE("bad names are rejected naming the field and the allowed values", "[sp
              Catch::Contains("family") && Catch::Contains("gdn_verify"));
   CHECK_THAT(rejection("gdn_verify.k0.io_bf16.st_f32.strided.vk.d128"),
              Catch::Contains("K is 0") && Catch::Contains("1..32"));
-  CHECK_THAT(rejection("gdn_verify.k33.io_bf16.st_f32.strided.vk.d128"), Catch::Contains("K is 33"));
+  CHECK_THAT(rejection("gdn_verify.k33.io_bf16.st_f32.strided.vk.d128"),
+             Catch::Contains("K is 33"));
   CHECK_THAT(rejection("gdn_verify.k04.io_bf16.st_f32.strided.vk.d128"), Catch::Contains("K"));
   CHECK_THAT(rejection("gdn_verify.k4.io_f64.st_f32.strided.vk.d128"),
              Catch::Contains("io dtype") && Catch::Contains("io_bf16"));

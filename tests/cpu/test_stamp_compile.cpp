@@ -38,8 +38,8 @@ TEST_CASE("cache keys change with everything that changes the bytes, and only th
   detail::StampedSource edited = detail::stamp(a);
   edited.text += "\n// one more line\n";
   CHECK(ka.hash != detail::make_cache_key(a, edited, sm90).hash);
-  CHECK(ka.file_name == "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128." + ka.hash.substr(0, 16) +
-                            ".cubin");
+  CHECK(ka.file_name ==
+        "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128." + ka.hash.substr(0, 16) + ".cubin");
   CHECK_THAT(ka.text, Catch::Contains("nvrtc " + detail::nvrtc_identity()));
   CHECK_THAT(detail::nvrtc_identity(), Catch::Contains("Build ID"));
   // No absolute paths or environment in the key.
@@ -73,9 +73,8 @@ TEST_CASE("NVRTC compiles the K x io matrix for sm_90 and other archs without wa
         const detail::StampedSource s = detail::stamp(spec);
         for (const Target& target : targets) {
           INFO(format_spec(spec) << " for " << target.name());
-          const detail::NvrtcResult r = detail::nvrtc_compile(s.text, s.program_name,
-                                                              s.name_expression, target,
-                                                              format_spec(spec));
+          const detail::NvrtcResult r = detail::nvrtc_compile(
+              s.text, s.program_name, s.name_expression, target, format_spec(spec));
           CHECK(r.log.empty());
           CHECK(r.binary.size() > 1000);
           CHECK_THAT(r.lowered_name, Catch::StartsWith("_Z"));

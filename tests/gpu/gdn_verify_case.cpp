@@ -17,9 +17,12 @@ constexpr float kPoison = std::numeric_limits<float>::quiet_NaN();
 
 IoType io_type(DType t) {
   switch (t) {
-    case DType::f32: return IoType::f32;
-    case DType::f16: return IoType::f16;
-    case DType::bf16: return IoType::bf16;
+    case DType::f32:
+      return IoType::f32;
+    case DType::f16:
+      return IoType::f16;
+    case DType::bf16:
+      return IoType::bf16;
   }
   return IoType::f32;
 }
@@ -160,9 +163,10 @@ std::vector<CheckedTensor> run_verify_case(const VerifyCase& c) {
             expected[n] = ref.states[(((std::size_t(b) * K + t) * c.hv + h) * dk + i) * dv + j];
             const std::size_t in_tile =
                 h * std::size_t(dk) * dv + state_offset(s.layout, dk, dv, i, j);
-            actual[n] = t == K - 1 ? state.get(b * args.state_seq_stride + in_tile)
-                                   : inter.get(b * args.inter_seq_stride +
-                                               t * args.inter_tok_stride + in_tile);
+            actual[n] =
+                t == K - 1
+                    ? state.get(b * args.state_seq_stride + in_tile)
+                    : inter.get(b * args.inter_seq_stride + t * args.inter_tok_stride + in_tile);
           }
         }
       }

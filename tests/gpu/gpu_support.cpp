@@ -41,8 +41,8 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept : ptr_(other.ptr_), by
 
 void DeviceBuffer::upload(const std::vector<std::uint8_t>& host) {
   if (host.size() != bytes_) {
-    throw std::runtime_error("upload of " + std::to_string(host.size()) + " bytes into a buffer of " +
-                             std::to_string(bytes_));
+    throw std::runtime_error("upload of " + std::to_string(host.size()) +
+                             " bytes into a buffer of " + std::to_string(bytes_));
   }
   WYJIT_CU_CHECK(cuMemcpyHtoD(ptr_, host.data(), bytes_));
 }

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace wyjit::test {
+namespace {
+
+constexpr double kTiny = 1e-30;
+
+template <class T>
+Comparison compare_impl(std::span<const double> reference, std::span<const T> actual) {
+  if (reference.size() != actual.size()) {
+    throw std::invalid_argument("compare: reference has " + std::to_string(reference.size()) +
+                                " elements, actual has " + std::to_string(actual.size()));
+  }
+  Comparison c;
+  c.count = reference.size();
+  bool have_bad = false;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const double r = reference[i];
+    const double a = static_cast<double>(actual[i]);
+    if (!std::isfinite(r) || !std::isfinite(a)) {
+      ++c.nan_count;
+      if (!have_bad) {
+        have_bad = true;
+        c.worst_index = i;
+      }
+      continue;
+    }
+    c.max_abs_ref = std::max(c.max_abs_ref, std::fabs(r));
+    const double err = std::fabs(a - r);
+    if (err > c.max_abs_err) {
+      c.max_abs_err = err;
+      if (!have_bad) c.worst_index = i;
+    }
+  }
+  c.rel_err = c.max_abs_err / std::max(c.max_abs_ref, kTiny);
+  if (c.count > 0) {
+    c.worst_ref = reference[c.worst_index];
+    c.worst_actual = static_cast<double>(actual[c.worst_index]);
+  }
+  return c;
+}
+
+}  // namespace
+
+bool Comparison::passed(double tol) const { return nan_count == 0 && rel_err <= tol; }
+
+std::string Comparison::describe(std::string_view what) const {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%.*s: rel_err=%.3e max_abs_err=%.3e max_abs_ref=%.3e worst[%zu] ref=%.9g "
+                "got=%.9g nan=%zu n=%zu",
+                static_cast<int>(std::min<std::size_t>(what.size(), 200)), what.data(), rel_err,
+                max_abs_err, max_abs_ref, worst_index, worst_ref, worst_actual, nan_count, count);
+  return buf;
+}
+
+Comparison compare(std::span<const double> reference, std::span<const double> actual) {
+  return compare_impl(reference, actual);
+}
+
+Comparison compare(std::span<const double> reference, std::span<const float> actual) {
+  return compare_impl(reference, actual);
+}
+
+}  // namespace wyjit::test

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file compare.hpp
+/// @brief Element-wise comparison of a kernel result against the double-precision reference.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace wyjit::test {
+
+/// Summary of one comparison. Errors are taken over the finite elements only; any non-finite
+/// element (in either span) is counted in nan_count and fails the comparison.
+struct Comparison {
+  double max_abs_err = 0;  ///< max |actual - reference| over finite pairs
+  double max_abs_ref = 0;  ///< max |reference| over finite reference values
+  double rel_err = 0;      ///< max_abs_err / max(max_abs_ref, tiny)
+  /// First non-finite index if nan_count > 0, else the index of the largest error.
+  std::size_t worst_index = 0;
+  std::size_t nan_count = 0;  ///< elements where actual or reference is NaN or inf
+  std::size_t count = 0;      ///< elements compared
+  double worst_ref = 0;       ///< reference[worst_index] (0 when count == 0)
+  double worst_actual = 0;    ///< actual[worst_index] (0 when count == 0)
+
+  /// True when nan_count == 0 and rel_err <= tol.
+  bool passed(double tol) const;
+  /// One line: `what: rel_err=.. max_abs_err=.. max_abs_ref=.. worst[i] ref=.. got=.. nan=.. n=..`.
+  std::string describe(std::string_view what) const;
+};
+
+/// Compares `actual` against `reference`; throws std::invalid_argument when sizes differ.
+Comparison compare(std::span<const double> reference, std::span<const double> actual);
+/// Same, for an fp32 result (e.g. copied back from the GPU or unpacked with unpack_io).
+Comparison compare(std::span<const double> reference, std::span<const float> actual);
+
+}  // namespace wyjit::test
