@@ -36,6 +36,13 @@ struct GdnVerifyParams {
   long long state_seq_stride;
   long long inter_seq_stride;
   long long inter_tok_stride;
+  void* const* tables;  // table: K slabs of slab_stride pointers
+  long long slab_stride;
+  long long slot_stride;  // slot: pool of num_slots states
+  const int* read_slot;   // [batch]
+  const int* write_slot;  // [batch][write_slot_stride]
+  long long write_slot_stride;
+  int num_slots;
   int batch;
   int num_k_heads;
   int num_v_heads;

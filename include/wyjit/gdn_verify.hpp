@@ -48,6 +48,49 @@ struct GdnVerifyArgs {
   void* inter = nullptr;
   std::int64_t inter_seq_stride = 0;
   std::int64_t inter_tok_stride = 0;  ///< >= HV*dk*dv
+
+  /// Table addressing: device array of state pointers, K slabs of `slab_stride` entries:
+  /// tables[b] is S_b (read, then the final state written there), tables[(1+t)*slab_stride + b]
+  /// is Hi_t(b), t = 0..K-2. Must be the fixed buffer of a GdnTableStager (graph-safe).
+  void* const* tables = nullptr;
+  std::int64_t slab_stride = 0;  ///< >= batch
+
+  /// Slot addressing: `state` is a pool of `num_slots` slots, `slot_stride` elements apart.
+  /// Sequence b reads slot read_slot[b] and writes the state after token t to
+  /// write_slot[b*write_slot_stride + t], t = 0..K-1 (t = K-1: the final state). A negative
+  /// read slot marks padding: nothing of sequence b is read or written. A negative write slot
+  /// skips that one state. A slot >= num_slots is treated like a negative one.
+  std::int64_t slot_stride = 0;  ///< >= HV*dk*dv
+  std::int32_t num_slots = 0;
+  const std::int32_t* read_slot = nullptr;   ///< [batch] int32, device memory
+  const std::int32_t* write_slot = nullptr;  ///< [batch][write_slot_stride] int32, device memory
+  std::int64_t write_slot_stride = 0;        ///< >= K
+};
+
+/// A fixed device buffer that holds the pointer tables of table addressing. Its address never
+/// changes, so a CUDA graph that captured a launch reading it stays valid when stage() writes
+/// new tables between replays.
+class GdnTableStager {
+ public:
+  /// Allocates room for `max_batch` sequences of a K-token variant (K slabs of max_batch).
+  GdnTableStager(int k, int max_batch);
+  ~GdnTableStager();
+  GdnTableStager(const GdnTableStager&) = delete;
+  GdnTableStager& operator=(const GdnTableStager&) = delete;
+
+  /// Copies `states[b]` (S_b) and `inter[t][b]` (Hi_t(b), t = 0..K-2) for b < batch into the
+  /// buffer with cuMemcpyHtoDAsync on `stream`. The host arrays must stay alive until the
+  /// copy completes. Throws Error(invalid_argument) for null pointers or batch > max_batch.
+  void stage(void* const* states, void* const* const* inter, int batch, CUstream stream);
+
+  void* const* device_tables() const noexcept { return tables_; }
+  std::int64_t slab_stride() const noexcept { return max_batch_; }
+  int k() const noexcept { return k_; }
+
+ private:
+  int k_ = 0;
+  int max_batch_ = 0;
+  void* const* tables_ = nullptr;
 };
 
 /// Checks `args` against `kernel.spec()` and the data contract; throws Error(invalid_argument)

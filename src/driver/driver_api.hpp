@@ -41,6 +41,8 @@ namespace wyjit::detail {
   X(cuMemcpyHtoD, 3020)                 \
   X(cuMemcpyDtoH, 3020)                 \
   X(cuMemcpyDtoD, 3020)                 \
+  X(cuMemcpyHtoDAsync, 3020)            \
+  X(cuMemcpyDtoHAsync, 3020)            \
   X(cuMemsetD8, 3020)                   \
   X(cuMemsetD32, 3020)                  \
   X(cuStreamCreate, 2000)               \
