@@ -356,7 +356,7 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
       load4(sK + t * PDK + tile.first_i(c), kk);
 #pragma unroll
       for (int e = 0; e < 4; ++e) s[c][e] = decay * s[c][e] + kk[e] * u;
-      tile.store(dst, j0, s[c], c);
+      if (dst != nullptr) tile.store(dst, j0, s[c], c);
     }
   }
 }

@@ -41,6 +41,7 @@ namespace wyjit::detail {
   X(cuMemcpyHtoD, 3020)                 \
   X(cuMemcpyDtoH, 3020)                 \
   X(cuMemcpyDtoD, 3020)                 \
+  X(cuMemcpyDtoDAsync, 3020)            \
   X(cuMemcpyHtoDAsync, 3020)            \
   X(cuMemcpyDtoHAsync, 3020)            \
   X(cuMemsetD8, 3020)                   \
@@ -60,7 +61,11 @@ namespace wyjit::detail {
   X(cuEventSynchronize, 2000)           \
   X(cuEventElapsedTime, 12080)          \
   X(cuStreamIsCapturing, 10000)         \
-  X(cuMemGetInfo, 3020)
+  X(cuMemGetInfo, 3020)                 \
+  X(cuPointerGetAttribute, 4000)        \
+  X(cuCtxPushCurrent, 4000)             \
+  X(cuCtxPopCurrent, 4000)              \
+  X(cuMemsetD2D32Async, 3020)
 
 struct DriverApi {
 #define WYJIT_DRIVER_MEMBER(name, version) PFN_##name##_v##version name = nullptr;

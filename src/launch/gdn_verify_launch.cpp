@@ -126,8 +126,6 @@ void check_gdn_verify_args(const KernelSpec& spec, const GdnVerifyArgs& a) {
     guard.pointer("beta", a.beta, 4);
   }
   const std::size_t state_align = spec.layout == Layout::vk ? 4 * st : st;
-  guard.pointer("state", a.state, state_align);
-  if (spec.k > 1) guard.pointer("inter", a.inter, state_align);
 
   guard.at_least("qk_stride", a.qk_stride, std::int64_t{a.num_k_heads} * a.dk, "num_k_heads*dk");
   guard.multiple_of("qk_stride", a.qk_stride, 4, "rows are read 4 elements at a time");
@@ -136,15 +134,40 @@ void check_gdn_verify_args(const KernelSpec& spec, const GdnVerifyArgs& a) {
   guard.at_least("o_stride", a.o_stride, std::int64_t{a.num_v_heads} * a.dv, "num_v_heads*dv");
   guard.at_least("gb_stride", a.gb_stride, a.num_v_heads, "num_v_heads");
   const std::int64_t tile = std::int64_t{a.num_v_heads} * a.dk * a.dv;
-  if (a.batch > 1)
-    guard.at_least("state_seq_stride", a.state_seq_stride, tile, "num_v_heads*dk*dv");
-  guard.multiple_of("state_seq_stride", a.state_seq_stride, 4, "state tiles are 4-aligned");
-  if (spec.k > 1) {
-    guard.at_least("inter_seq_stride", a.inter_seq_stride, 0, "non-negative");
-    guard.at_least("inter_tok_stride", a.inter_tok_stride, 0, "non-negative");
-    guard.multiple_of("inter_seq_stride", a.inter_seq_stride, 4, "state tiles are 4-aligned");
-    guard.multiple_of("inter_tok_stride", a.inter_tok_stride, 4, "state tiles are 4-aligned");
-    check_inter_strides(guard, a, tile);
+  switch (spec.addressing) {
+    case Addressing::strided:
+      guard.pointer("state", a.state, state_align);
+      if (spec.k > 1) guard.pointer("inter", a.inter, state_align);
+      if (a.batch > 1) {
+        guard.at_least("state_seq_stride", a.state_seq_stride, tile, "num_v_heads*dk*dv");
+      }
+      guard.multiple_of("state_seq_stride", a.state_seq_stride, 4, "state tiles are 4-aligned");
+      if (spec.k > 1) {
+        guard.at_least("inter_seq_stride", a.inter_seq_stride, 0, "non-negative");
+        guard.at_least("inter_tok_stride", a.inter_tok_stride, 0, "non-negative");
+        guard.multiple_of("inter_seq_stride", a.inter_seq_stride, 4, "state tiles are 4-aligned");
+        guard.multiple_of("inter_tok_stride", a.inter_tok_stride, 4, "state tiles are 4-aligned");
+        check_inter_strides(guard, a, tile);
+      }
+      break;
+    case Addressing::table:
+      if (a.tables == nullptr) {
+        guard.fail(
+            "args.tables is null: stage the pointer tables first (GdnTableStager::stage) "
+            "and pass its device_tables()");
+      }
+      guard.pointer("tables", a.tables, alignof(void*));
+      guard.at_least("slab_stride", a.slab_stride, a.batch, "one entry per sequence in a slab");
+      break;
+    case Addressing::slot:
+      guard.pointer("state", a.state, state_align);
+      guard.at_least("num_slots", a.num_slots, 1, "the pool holds at least one slot");
+      guard.at_least("slot_stride", a.slot_stride, tile, "num_v_heads*dk*dv");
+      guard.multiple_of("slot_stride", a.slot_stride, 4, "state tiles are 4-aligned");
+      guard.pointer("read_slot", a.read_slot, alignof(std::int32_t));
+      guard.pointer("write_slot", a.write_slot, alignof(std::int32_t));
+      guard.at_least("write_slot_stride", a.write_slot_stride, spec.k, "K write slots a sequence");
+      break;
   }
 }
 
@@ -175,6 +198,13 @@ void launch_gdn_verify(const Kernel& kernel, const GdnVerifyArgs& a, CUstream st
       .state_seq_stride = a.state_seq_stride,
       .inter_seq_stride = a.inter_seq_stride,
       .inter_tok_stride = a.inter_tok_stride,
+      .tables = a.tables,
+      .slab_stride = a.slab_stride,
+      .slot_stride = a.slot_stride,
+      .read_slot = a.read_slot,
+      .write_slot = a.write_slot,
+      .write_slot_stride = a.write_slot_stride,
+      .num_slots = a.num_slots,
       .batch = a.batch,
       .num_k_heads = a.num_k_heads,
       .num_v_heads = a.num_v_heads,

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpu/gdn_verify_case.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
+#include <numeric>
+#include <optional>
 
 #include "common/gdn_reference.hpp"
-#include "common/half_types.hpp"
+#include "gpu/gdn_verify_buffers.hpp"
 #include "gpu/gpu_support.hpp"
 #include "wyjit/gdn_verify.hpp"
 
@@ -13,35 +15,26 @@ namespace wyjit::test {
 
 namespace {
 
-constexpr float kPoison = std::numeric_limits<float>::quiet_NaN();
-
-IoType io_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return IoType::f32;
-    case DType::f16:
-      return IoType::f16;
-    case DType::bf16:
-      return IoType::bf16;
-  }
-  return IoType::f32;
-}
-
-// A host image of a device buffer of `count` elements of `type`, every element poisoned.
-struct HostTensor {
-  IoType type;
-  std::size_t count;
-  std::vector<std::uint8_t> bytes;
-  HostTensor(IoType t, std::size_t n) : type(t), count(n), bytes(n * io_size(t)) {
-    for (std::size_t i = 0; i < n; ++i) store_io(bytes.data(), i, kPoison, t);
-  }
-  void set(std::size_t i, float x) { store_io(bytes.data(), i, x, type); }
-  float get(std::size_t i) const { return load_io(bytes.data(), i, type); }
-};
-
 std::size_t state_offset(Layout layout, int dk, int dv, int i, int j) {
   return layout == Layout::vk ? static_cast<std::size_t>(j) * dk + i
                               : static_cast<std::size_t>(i) * dv + j;
+}
+
+// Where each state tile lives: element offsets into one host image, or nullopt when the launch
+// must not write it (a padded sequence or a skipped state).
+struct StateMap {
+  HostTensor* image = nullptr;
+  std::vector<std::optional<std::size_t>> read;   // [b]
+  std::vector<std::optional<std::size_t>> write;  // [b*K + t]
+};
+
+Comparison count_as_comparison(std::size_t stray) {
+  Comparison c;
+  c.count = stray;
+  c.max_abs_err = static_cast<double>(stray);
+  c.max_abs_ref = 1;
+  c.rel_err = static_cast<double>(stray);
+  return c;
 }
 
 }  // namespace
@@ -52,148 +45,216 @@ std::string describe(const VerifyCase& c) {
          " seed=" + std::to_string(c.seed);
 }
 
-std::vector<CheckedTensor> run_verify_case(const VerifyCase& c) {
+VerifyResult run_verify_case(const VerifyCase& c) {
   const KernelSpec& s = c.spec;
   const int K = s.k;
   const int dk = s.dk;
   const int dv = s.dv;
-  const IoType io = io_type(s.io);
   const IoType st = io_type(s.state);
-  const GdnProblem problem = make_random_problem(
-      GdnShape{c.batch, c.hk, c.hv, K, dk, dv, s.l2norm_qk, s.fused_gating}, io, c.seed);
+  GdnProblem problem = make_random_problem(
+      GdnShape{c.batch, c.hk, c.hv, K, dk, dv, s.l2norm_qk, s.fused_gating}, io_type(s.io), c.seed);
+  for (float& x : problem.state0) x = round_to_io(x, st);  // the kernel reads the stored type
   const GdnReference ref = gdn_reference(problem);
 
-  // ---- strides: padding (multiples of 4 where vector loads need it) when asked ----
+  GdnVerifyInputs inputs(problem, s, c.padded);
+  GdnVerifyArgs args = inputs.args();
   const std::int64_t pad = c.padded ? 1 : 0;
-  const std::int64_t tile = std::int64_t{c.hv} * dk * dv;
-  GdnVerifyArgs args;
-  args.batch = c.batch;
-  args.num_k_heads = c.hk;
-  args.num_v_heads = c.hv;
-  args.k = K;
-  args.dk = dk;
-  args.dv = dv;
-  args.scale = static_cast<float>(problem.scale);
-  args.qk_stride = std::int64_t{c.hk} * dk + 8 * pad;
-  args.v_stride = std::int64_t{c.hv} * dv + 12 * pad;
-  args.gb_stride = c.hv + 3 * pad;
-  args.o_stride = std::int64_t{c.hv} * dv + 5 * pad;
-  args.state_seq_stride = tile + 64 * pad;
-  args.inter_tok_stride = tile + 32 * pad;
-  args.inter_seq_stride = (K - 1) * args.inter_tok_stride + 16 * pad;
-  const std::size_t rows = static_cast<std::size_t>(c.batch) * K;
+  const std::size_t tile = static_cast<std::size_t>(c.hv) * dk * dv;
+  const bool pad_sequences = c.padded && c.batch >= 3 && s.addressing != Addressing::strided;
 
-  // ---- host images, poisoned, then filled ----
-  HostTensor q(io, rows * args.qk_stride), k(io, rows * args.qk_stride);
-  HostTensor v(io, rows * args.v_stride), out(io, rows * args.o_stride);
-  HostTensor g(IoType::f32, rows * args.gb_stride), beta(IoType::f32, rows * args.gb_stride);
-  HostTensor state(st, static_cast<std::size_t>(c.batch) * args.state_seq_stride);
-  HostTensor inter(st, K > 1 ? static_cast<std::size_t>(c.batch) * args.inter_seq_stride : 1);
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (int i = 0; i < c.hk * dk; ++i) {
-      q.set(r * args.qk_stride + i, problem.q[r * c.hk * dk + i]);
-      k.set(r * args.qk_stride + i, problem.k_in[r * c.hk * dk + i]);
+  // ---- state storage for the addressing mode, poisoned, S0 filled ----
+  StateMap map;
+  map.read.resize(c.batch);
+  map.write.resize(static_cast<std::size_t>(c.batch) * K);
+  std::size_t image_elems = 0;
+  std::vector<std::int32_t> read_slot, write_slot;
+  switch (s.addressing) {
+    case Addressing::strided:
+    case Addressing::table: {
+      args.state_seq_stride = static_cast<std::int64_t>(tile) + 64 * pad;
+      args.inter_tok_stride = static_cast<std::int64_t>(tile) + 32 * pad;
+      args.inter_seq_stride = (K - 1) * args.inter_tok_stride + 16 * pad;
+      // One image: the states first, then the intermediate states.
+      const std::size_t inter_base = static_cast<std::size_t>(c.batch) * args.state_seq_stride;
+      image_elems = inter_base + static_cast<std::size_t>(c.batch) * args.inter_seq_stride;
+      for (int b = 0; b < c.batch; ++b) {
+        const bool padded_seq = pad_sequences && b == 1;
+        const std::size_t s0 = b * args.state_seq_stride;
+        map.read[b] = s0;
+        for (int t = 0; t < K; ++t) {
+          const std::size_t at =
+              t == K - 1 ? s0 : inter_base + b * args.inter_seq_stride + t * args.inter_tok_stride;
+          const bool skipped = padded_seq || (pad_sequences && b == 0 && t == 0 && K > 1);
+          if (!skipped) map.write[b * K + t] = at;
+        }
+        if (padded_seq) map.read[b].reset();
+      }
+      break;
     }
-    for (int j = 0; j < c.hv * dv; ++j) v.set(r * args.v_stride + j, problem.v[r * c.hv * dv + j]);
-    for (int h = 0; h < c.hv; ++h) {
-      g.set(r * args.gb_stride + h, problem.g[r * c.hv + h]);
-      beta.set(r * args.gb_stride + h, problem.beta[r * c.hv + h]);
+    case Addressing::slot: {
+      args.slot_stride = static_cast<std::int64_t>(tile) + 64 * pad;
+      args.num_slots = c.batch * (K + 1) + 1;
+      args.write_slot_stride = K + 2 * pad;
+      image_elems = static_cast<std::size_t>(args.num_slots) * args.slot_stride;
+      // A fixed shuffle of the slots, so no sequence's slots are in order.
+      std::vector<std::int32_t> perm(static_cast<std::size_t>(args.num_slots));
+      std::iota(perm.begin(), perm.end(), 0);
+      for (std::size_t i = 0; i < perm.size(); ++i)
+        std::swap(perm[i], perm[(i * 7 + 3) % perm.size()]);
+      read_slot.assign(c.batch, -1);
+      write_slot.assign(static_cast<std::size_t>(c.batch) * args.write_slot_stride, -7);
+      for (int b = 0; b < c.batch; ++b) {
+        const bool padded_seq = pad_sequences && b == 1;
+        read_slot[b] = padded_seq ? -1 : perm[b];
+        if (!padded_seq) map.read[b] = static_cast<std::size_t>(perm[b]) * args.slot_stride;
+        for (int t = 0; t < K; ++t) {
+          const std::int32_t slot = perm[c.batch + b * K + t];
+          const bool skipped = pad_sequences && b == 0 && t == 0 && K > 1;
+          write_slot[b * args.write_slot_stride + t] = skipped ? -1 : slot;
+          if (!padded_seq && !skipped) map.write[b * K + t] = slot * args.slot_stride;
+        }
+      }
+      break;
     }
   }
+  HostTensor image(st, image_elems);
+  map.image = &image;
   for (int b = 0; b < c.batch; ++b) {
+    // Padded sequences get a state too (where strided/table would read it): it must survive.
+    const std::size_t base =
+        s.addressing == Addressing::slot
+            ? static_cast<std::size_t>(std::max(read_slot[b], 0)) * args.slot_stride
+            : b * args.state_seq_stride;
+    if (s.addressing == Addressing::slot && read_slot[b] < 0) continue;
     for (int h = 0; h < c.hv; ++h) {
       for (int i = 0; i < dk; ++i) {
         for (int j = 0; j < dv; ++j) {
           const std::size_t canonical = ((std::size_t(b) * c.hv + h) * dk + i) * dv + j;
-          state.set(b * args.state_seq_stride + h * std::int64_t{dk} * dv +
-                        state_offset(s.layout, dk, dv, i, j),
+          image.set(base + h * std::size_t(dk) * dv + state_offset(s.layout, dk, dv, i, j),
                     problem.state0[canonical]);
         }
       }
     }
   }
-  const std::vector<std::uint8_t> state_before = state.bytes;
+  const std::vector<std::uint8_t> image_before = image.bytes;
 
   // ---- device ----
-  DeviceBuffer d_q(q.bytes.size()), d_k(k.bytes.size()), d_v(v.bytes.size());
-  DeviceBuffer d_out(out.bytes.size()), d_g(g.bytes.size()), d_beta(beta.bytes.size());
-  DeviceBuffer d_state(state.bytes.size()), d_inter(inter.bytes.size());
-  d_q.upload(q.bytes);
-  d_k.upload(k.bytes);
-  d_v.upload(v.bytes);
-  d_out.upload(out.bytes);
-  d_g.upload(g.bytes);
-  d_beta.upload(beta.bytes);
-  d_state.upload(state.bytes);
-  d_inter.upload(inter.bytes);
-  args.q = d_q.get();
-  args.k_in = d_k.get();
-  args.v = d_v.get();
-  args.out = d_out.get();
-  args.g = static_cast<const float*>(d_g.get());
-  args.beta = static_cast<const float*>(d_beta.get());
-  args.state = d_state.get();
-  args.inter = K > 1 ? d_inter.get() : nullptr;
+  DeviceBuffer d_image(image.bytes.size());
+  d_image.upload(image.bytes);
+  const CUdeviceptr base = d_image.address();
+  const std::size_t elem = io_size(st);
+  std::optional<DeviceBuffer> d_tables, d_read, d_write;
+  switch (s.addressing) {
+    case Addressing::strided:
+      args.state = d_image.get();
+      args.inter =
+          K > 1 ? reinterpret_cast<void*>(base + c.batch * args.state_seq_stride * elem) : nullptr;
+      break;
+    case Addressing::table: {
+      args.slab_stride = c.batch + pad;
+      std::vector<std::uint64_t> table(static_cast<std::size_t>(K * args.slab_stride), 0);
+      for (int b = 0; b < c.batch; ++b) {
+        if (map.read[b]) table[b] = base + *map.read[b] * elem;
+        for (int t = 0; t + 1 < K; ++t) {
+          if (map.write[b * K + t])
+            table[(1 + t) * args.slab_stride + b] = base + *map.write[b * K + t] * elem;
+        }
+      }
+      d_tables.emplace(table.size() * sizeof(std::uint64_t));
+      d_tables->upload(as_bytes(table));
+      args.tables = static_cast<void* const*>(d_tables->get());
+      break;
+    }
+    case Addressing::slot:
+      args.state = d_image.get();
+      d_read.emplace(read_slot.size() * sizeof(std::int32_t));
+      d_read->upload(as_bytes(read_slot));
+      d_write.emplace(write_slot.size() * sizeof(std::int32_t));
+      d_write->upload(as_bytes(write_slot));
+      args.read_slot = static_cast<const std::int32_t*>(d_read->get());
+      args.write_slot = static_cast<const std::int32_t*>(d_write->get());
+      break;
+  }
 
   const Kernel kernel = test_jit().kernel(s);
   launch_gdn_verify(kernel, args, nullptr);
   WYJIT_CU_CHECK(cuCtxSynchronize());
-  out.bytes = d_out.download();
-  state.bytes = d_state.download();
-  inter.bytes = d_inter.download();
+  image.bytes = d_image.download();
+  const HostTensor out = inputs.download_out();
 
-  // ---- compare ----
+  // ---- compare with the reference ----
   const double out_tol = s.io == DType::f32 ? 1e-5 : 1e-2;
-  const double state_tol = s.io == DType::f32 && s.state == DType::f32 ? 1e-5 : 1e-4;
-  std::vector<CheckedTensor> checks;
-  std::vector<double> got(ref.out.size());
+  const double state_tol = s.state == DType::bf16  ? 1e-2
+                           : s.state == DType::f16 ? 2e-3
+                           : s.io == DType::f32    ? 1e-5
+                                                   : 1e-4;
+  VerifyResult result;
+  const std::size_t rows = static_cast<std::size_t>(c.batch) * K;
+  const std::size_t row_elems = static_cast<std::size_t>(c.hv) * dv;
+  std::vector<double> expected_out, got_out;
+  result.out_rows.resize(rows);
+  std::size_t stray = 0;
   for (std::size_t r = 0; r < rows; ++r) {
-    for (int j = 0; j < c.hv * dv; ++j) got[r * c.hv * dv + j] = out.get(r * args.o_stride + j);
+    const bool padded_seq = !map.read[r / K].has_value();
+    for (std::size_t j = 0; j < static_cast<std::size_t>(args.o_stride); ++j) {
+      const float x = out.get(r * args.o_stride + j);
+      if (padded_seq || j >= row_elems) {
+        stray += std::isnan(x) ? 0 : 1;  // padding and padded sequences keep their poison
+      } else {
+        expected_out.push_back(ref.out[r * row_elems + j]);
+        got_out.push_back(x);
+      }
+    }
+    if (!padded_seq) {
+      const auto* row = out.bytes.data() + r * args.o_stride * io_size(out.type);
+      result.out_rows[r].assign(row, row + row_elems * io_size(out.type));
+    }
   }
-  checks.push_back({"out", compare(ref.out, got), out_tol});
+  result.checks.push_back({"out", compare(expected_out, got_out), out_tol});
 
-  const std::size_t tiles = static_cast<std::size_t>(c.batch) * c.hv * dk * dv;  // one token
+  result.state_bytes.resize(rows);
   for (int t = 0; t < K; ++t) {
-    std::vector<double> expected(tiles), actual(tiles);
-    std::size_t n = 0;
+    std::vector<double> expected, actual;
     for (int b = 0; b < c.batch; ++b) {
+      const auto& at = map.write[b * K + t];
+      if (!at) continue;
+      const auto* bytes = image.bytes.data() + *at * elem;
+      result.state_bytes[b * K + t].assign(bytes, bytes + tile * elem);
       for (int h = 0; h < c.hv; ++h) {
         for (int i = 0; i < dk; ++i) {
-          for (int j = 0; j < dv; ++j, ++n) {
-            expected[n] = ref.states[(((std::size_t(b) * K + t) * c.hv + h) * dk + i) * dv + j];
-            const std::size_t in_tile =
-                h * std::size_t(dk) * dv + state_offset(s.layout, dk, dv, i, j);
-            actual[n] =
-                t == K - 1
-                    ? state.get(b * args.state_seq_stride + in_tile)
-                    : inter.get(b * args.inter_seq_stride + t * args.inter_tok_stride + in_tile);
+          for (int j = 0; j < dv; ++j) {
+            expected.push_back(
+                ref.states[(((std::size_t(b) * K + t) * c.hv + h) * dk + i) * dv + j]);
+            actual.push_back(
+                image.get(*at + h * std::size_t(dk) * dv + state_offset(s.layout, dk, dv, i, j)));
           }
         }
       }
     }
-    checks.push_back({t == K - 1 ? "final state" : "state after token " + std::to_string(t),
-                      compare(expected, actual), state_tol});
-  }
-
-  // ---- nothing written outside the tensors: padding keeps its poison / old bytes ----
-  std::size_t stray = 0;
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (std::int64_t j = std::int64_t{c.hv} * dv; j < args.o_stride; ++j) {
-      stray += std::isnan(out.get(r * args.o_stride + j)) ? 0 : 1;
+    if (!expected.empty()) {
+      result.checks.push_back(
+          {t == K - 1 ? "final state" : "state after token " + std::to_string(t),
+           compare(expected, actual), state_tol});
     }
   }
-  for (int b = 0; b < c.batch; ++b) {
-    const std::size_t from = (b * args.state_seq_stride + tile) * io_size(st);
-    const std::size_t to = (b + 1) * args.state_seq_stride * io_size(st);
-    for (std::size_t x = from; x < to; ++x) stray += state.bytes[x] != state_before[x] ? 1 : 0;
+
+  // ---- every byte of the state image outside the written tiles is unchanged ----
+  std::vector<bool> written(image_elems, false);
+  for (const auto& at : map.write) {
+    if (at)
+      std::fill(written.begin() + static_cast<std::ptrdiff_t>(*at),
+                written.begin() + static_cast<std::ptrdiff_t>(*at + tile), true);
   }
-  Comparison padding;
-  padding.count = stray;
-  padding.max_abs_err = static_cast<double>(stray);
-  padding.max_abs_ref = 1;
-  padding.rel_err = static_cast<double>(stray);
-  checks.push_back({"padding written (elements)", padding, 0.0});
-  return checks;
+  for (std::size_t e = 0; e < image_elems; ++e) {
+    if (written[e]) continue;
+    stray += std::equal(image.bytes.begin() + e * elem, image.bytes.begin() + (e + 1) * elem,
+                        image_before.begin() + e * elem)
+                 ? 0
+                 : 1;
+  }
+  result.checks.push_back(
+      {"elements written outside outputs and states", count_as_comparison(stray), 0.0});
+  return result;
 }
 
 }  // namespace wyjit::test

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpu/gpu_support.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <string>
+#include <thread>
+
+#include "jit/target_select.hpp"
 
 namespace wyjit::test {
 
@@ -23,6 +28,28 @@ void make_context_current() {
 Jit& test_jit() {
   static Jit jit(JitOptions{.cache_dir = std::string(WYJIT_BINARY_DIR) + "/test-cache"});
   return jit;
+}
+
+void prewarm(const std::vector<KernelSpec>& specs) {
+  make_context_current();
+  CUdevice device = 0;
+  WYJIT_CU_CHECK(cuCtxGetDevice(&device));
+  int major = 0;
+  int minor = 0;
+  WYJIT_CU_CHECK(
+      cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
+  WYJIT_CU_CHECK(
+      cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
+  const Target target = detail::select_target(major * 10 + minor);
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < specs.size(); i = next++) test_jit().compile(specs[i], target);
+  };
+  std::vector<std::thread> pool;
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
 }
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {

@@ -19,6 +19,9 @@ void make_context_current();
 /// One Jit per test process, caching under the build tree.
 Jit& test_jit();
 
+/// Compiles `specs` for device 0 on all cores, so that the tests that follow only load them.
+void prewarm(const std::vector<KernelSpec>& specs);
+
 /// Move-only device allocation.
 class DeviceBuffer {
  public:
