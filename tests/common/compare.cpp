@@ -18,36 +18,48 @@ Comparison compare_impl(std::span<const double> reference, std::span<const T> ac
     throw std::invalid_argument("compare: reference has " + std::to_string(reference.size()) +
                                 " elements, actual has " + std::to_string(actual.size()));
   }
-  Comparison c;
-  c.count = reference.size();
-  bool have_bad = false;
+  ComparisonAccumulator acc;
   for (std::size_t i = 0; i < reference.size(); ++i) {
-    const double r = reference[i];
-    const double a = static_cast<double>(actual[i]);
-    if (!std::isfinite(r) || !std::isfinite(a)) {
-      ++c.nan_count;
-      if (!have_bad) {
-        have_bad = true;
-        c.worst_index = i;
-      }
-      continue;
-    }
-    c.max_abs_ref = std::max(c.max_abs_ref, std::fabs(r));
-    const double err = std::fabs(a - r);
-    if (err > c.max_abs_err) {
-      c.max_abs_err = err;
-      if (!have_bad) c.worst_index = i;
-    }
+    acc.add(reference[i], static_cast<double>(actual[i]));
   }
-  c.rel_err = c.max_abs_err / std::max(c.max_abs_ref, kTiny);
-  if (c.count > 0) {
-    c.worst_ref = reference[c.worst_index];
-    c.worst_actual = static_cast<double>(actual[c.worst_index]);
-  }
-  return c;
+  return acc.finish();
 }
 
 }  // namespace
+
+void ComparisonAccumulator::add(double r, double a) {
+  const std::size_t i = c_.count++;
+  if (!std::isfinite(r) || !std::isfinite(a)) {
+    ++c_.nan_count;
+    if (!have_bad_) {
+      have_bad_ = true;
+      c_.worst_index = i;
+      c_.worst_ref = r;
+      c_.worst_actual = a;
+    }
+    return;
+  }
+  c_.max_abs_ref = std::max(c_.max_abs_ref, std::fabs(r));
+  const double err = std::fabs(a - r);
+  if (i == 0 && !have_bad_) {
+    c_.worst_ref = r;
+    c_.worst_actual = a;
+  }
+  if (err > c_.max_abs_err) {
+    c_.max_abs_err = err;
+    if (!have_bad_) {
+      c_.worst_index = i;
+      c_.worst_ref = r;
+      c_.worst_actual = a;
+    }
+  }
+}
+
+Comparison ComparisonAccumulator::finish() const {
+  Comparison c = c_;
+  c.rel_err = c.max_abs_err / std::max(c.max_abs_ref, kTiny);
+  return c;
+}
 
 bool Comparison::passed(double tol) const { return nan_count == 0 && rel_err <= tol; }
 

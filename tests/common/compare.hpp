@@ -30,6 +30,17 @@ struct Comparison {
 };
 
 /// Compares `actual` against `reference`; throws std::invalid_argument when sizes differ.
+/// Builds a Comparison one pair at a time (for tensors too large to copy into vectors).
+class ComparisonAccumulator {
+ public:
+  void add(double reference, double actual);
+  Comparison finish() const;
+
+ private:
+  Comparison c_;
+  bool have_bad_ = false;
+};
+
 Comparison compare(std::span<const double> reference, std::span<const double> actual);
 /// Same, for an fp32 result (e.g. copied back from the GPU or unpacked with unpack_io).
 Comparison compare(std::span<const double> reference, std::span<const float> actual);

@@ -191,7 +191,7 @@ VerifyResult run_verify_case(const VerifyCase& c) {
   VerifyResult result;
   const std::size_t rows = static_cast<std::size_t>(c.batch) * K;
   const std::size_t row_elems = static_cast<std::size_t>(c.hv) * dv;
-  std::vector<double> expected_out, got_out;
+  ComparisonAccumulator out_cmp;
   result.out_rows.resize(rows);
   std::size_t stray = 0;
   for (std::size_t r = 0; r < rows; ++r) {
@@ -201,8 +201,7 @@ VerifyResult run_verify_case(const VerifyCase& c) {
       if (padded_seq || j >= row_elems) {
         stray += std::isnan(x) ? 0 : 1;  // padding and padded sequences keep their poison
       } else {
-        expected_out.push_back(ref.out[r * row_elems + j]);
-        got_out.push_back(x);
+        out_cmp.add(ref.out[r * row_elems + j], x);
       }
     }
     if (!padded_seq) {
@@ -210,11 +209,11 @@ VerifyResult run_verify_case(const VerifyCase& c) {
       result.out_rows[r].assign(row, row + row_elems * io_size(out.type));
     }
   }
-  result.checks.push_back({"out", compare(expected_out, got_out), out_tol});
+  result.checks.push_back({"out", out_cmp.finish(), out_tol});
 
   result.state_bytes.resize(rows);
   for (int t = 0; t < K; ++t) {
-    std::vector<double> expected, actual;
+    ComparisonAccumulator cmp;
     for (int b = 0; b < c.batch; ++b) {
       const auto& at = map.write[b * K + t];
       if (!at) continue;
@@ -223,18 +222,17 @@ VerifyResult run_verify_case(const VerifyCase& c) {
       for (int h = 0; h < c.hv; ++h) {
         for (int i = 0; i < dk; ++i) {
           for (int j = 0; j < dv; ++j) {
-            expected.push_back(
-                ref.states[(((std::size_t(b) * K + t) * c.hv + h) * dk + i) * dv + j]);
-            actual.push_back(
+            cmp.add(
+                ref.states[(((std::size_t(b) * K + t) * c.hv + h) * dk + i) * dv + j],
                 image.get(*at + h * std::size_t(dk) * dv + state_offset(s.layout, dk, dv, i, j)));
           }
         }
       }
     }
-    if (!expected.empty()) {
+    if (cmp.finish().count > 0) {
       result.checks.push_back(
-          {t == K - 1 ? "final state" : "state after token " + std::to_string(t),
-           compare(expected, actual), state_tol});
+          {t == K - 1 ? "final state" : "state after token " + std::to_string(t), cmp.finish(),
+           state_tol});
     }
   }
 
