@@ -114,21 +114,21 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
 
   // ---- shared memory carve-up (sizes: gdn_smem_bytes) ----
   extern __shared__ __align__(16) float smem[];
-  float* sK = smem;             // [K][PDK] k rows (normalised)
-  float* sQ = sK + K * PDK;     // [K][PDK] q rows (normalised) * scale
-  float* sL = sQ + K * PDK;     // [K][K] beta_t e^{G_t-G_s} k_s.k_t, s < t
-  float* sB = sL + K * K;       // [K][K] e^{G_t-G_s} k_s.q_t, s <= t
-  float* sW = sB + K * K;       // [K][K] (I + L)^-1 diag(beta)
-  float* sC = sW + K * K;       // [K][K] B W
-  float* sG = sC + K * K;       // [K] G_t = sum_{s<=t} g_s
-  float* sEG = sG + K;          // [K] e^{G_t}
-  float* sDecay = sEG + K;      // [K] e^{g_t}
-  float* sBeta = sDecay + K;    // [K]
-  float* sV = sBeta + K;        // [K][COLS] v strip
-  float* sP = sV + K * COLS;    // [K][COLS] S0^T k_t
-  float* sR = sP + K * COLS;    // [K][COLS] S0^T q_t
-  float* sU = sR + K * COLS;    // [K][COLS] u_t
-  float* sRed = sU + K * COLS;  // kv: [warps][2K][COLS] partial dots
+  float* sK = smem;                // [K+1][PDK] k rows (normalised); row K is zeros
+  float* sQ = sK + (K + 1) * PDK;  // [K+1][PDK] q rows (normalised) * scale; row K is zeros
+  float* sL = sQ + (K + 1) * PDK;  // [K][K] beta_t e^{G_t-G_s} k_s.k_t, s < t
+  float* sB = sL + K * K;          // [K][K] e^{G_t-G_s} k_s.q_t, s <= t
+  float* sW = sB + K * K;          // [K][K] (I + L)^-1 diag(beta)
+  float* sC = sW + K * K;          // [K][K] B W
+  float* sG = sC + K * K;          // [K] G_t = sum_{s<=t} g_s
+  float* sEG = sG + K;             // [K] e^{G_t}
+  float* sDecay = sEG + K;         // [K] e^{g_t}
+  float* sBeta = sDecay + K;       // [K]
+  float* sV = sBeta + K;           // [K][COLS] v strip
+  float* sP = sV + K * COLS;       // [K][COLS] S0^T k_t
+  float* sR = sP + K * COLS;       // [K][COLS] S0^T q_t
+  float* sU = sR + K * COLS;       // [K][COLS] u_t
+  float* sRed = sU + K * COLS;     // kv: [warps][2K][COLS] partial dots
 
   // ---- which strip ----
   const int strip = static_cast<int>(blockIdx.x) % C::kStrips;
@@ -143,50 +143,67 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
   if (states.skip()) return;
   const GdnTileMap<C> tile;
 
-  // ---- pass 1a: start the state read; everything up to pass 1b overlaps its latency ----
+  // ---- every global read of the block, issued before any is used: one memory round trip ----
+  // q/k rows: kRowLanes consecutive lanes share a row, kRowVecs 4-element runs each.
+  constexpr int kRowLanes = DK / 4 < 32 ? DK / 4 : 32;
+  constexpr int kRowVecs = DK / (4 * kRowLanes);
+  constexpr int kRowsPerPass = C::kThreads / kRowLanes;
+  constexpr int kRowPasses = (K + kRowsPerPass - 1) / kRowsPerPass;
+  constexpr int kVVecs = K * (COLS / 4);
+  constexpr int kVPasses = (kVVecs + C::kThreads - 1) / C::kThreads;
+  const int lane_in_row = tid % kRowLanes;
+
   float s[C::kVecs][4];
   tile.load(states.read(), j0, s);
-
-  // ---- token inputs into shared memory ----
+  float qv[kRowPasses][kRowVecs][4] = {};
+  float kv[kRowPasses][kRowVecs][4] = {};
   {
     const TIo* q = static_cast<const TIo*>(p.q);
     const TIo* k = static_cast<const TIo*>(p.k);
-    for (int idx = tid; idx < K * (DK / 4); idx += C::kThreads) {
-      const int t = idx / (DK / 4);
-      const int i = (idx % (DK / 4)) * 4;
-      const long long off = (row0 + t) * p.qk_stride + static_cast<long long>(hk) * DK + i;
-      float x[4];
-      load4(q + off, x);
-      store4(sQ + t * PDK + i, x);
-      load4(k + off, x);
-      store4(sK + t * PDK + i, x);
-    }
-    const TIo* v = static_cast<const TIo*>(p.v);
-    for (int idx = tid; idx < K * (COLS / 4); idx += C::kThreads) {
-      const int t = idx / (COLS / 4);
-      const int j = (idx % (COLS / 4)) * 4;
-      float x[4];
-      load4(v + (row0 + t) * p.v_stride + static_cast<long long>(vh) * DV + j0 + j, x);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) sV[t * COLS + j + e] = x[e];
-    }
-  }
-  if (warp == 0) {
-    // Gates of token `lane`, then an inclusive scan for G_t.
-    float g = 0.0f;
-    float beta = 0.0f;
-    if (lane < K) {
-      const long long gb = (row0 + lane) * p.gb_stride + vh;
-      if constexpr (C::kGating) {
-        const float a = to_float(static_cast<const TIo*>(p.a)[gb]);
-        const float braw = to_float(static_cast<const TIo*>(p.b)[gb]);
-        g = -expf(p.a_log[vh]) * softplus(a + p.dt_bias[vh]);
-        beta = 1.0f / (1.0f + expf(-braw));
-      } else {
-        g = p.g[gb];
-        beta = p.beta[gb];
+    for (int ps = 0; ps < kRowPasses; ++ps) {
+      const int t = ps * kRowsPerPass + tid / kRowLanes;
+      if (t < K) {
+        const long long row = (row0 + t) * p.qk_stride + static_cast<long long>(hk) * DK;
+#pragma unroll
+        for (int r = 0; r < kRowVecs; ++r) {
+          const int i = (r * kRowLanes + lane_in_row) * 4;
+          load4(q + row + i, qv[ps][r]);
+          load4(k + row + i, kv[ps][r]);
+        }
       }
     }
+  }
+  float vv[kVPasses][4] = {};
+  {
+    const TIo* v = static_cast<const TIo*>(p.v);
+#pragma unroll
+    for (int ps = 0; ps < kVPasses; ++ps) {
+      const int idx = ps * C::kThreads + tid;
+      if (idx < kVVecs) {
+        const int t = idx / (COLS / 4);
+        const int j = (idx % (COLS / 4)) * 4;
+        load4(v + (row0 + t) * p.v_stride + static_cast<long long>(vh) * DV + j0 + j, vv[ps]);
+      }
+    }
+  }
+  float g = 0.0f;  // token `tid` (warp 0 only)
+  float beta = 0.0f;
+  if (tid < K) {
+    const long long gb = (row0 + tid) * p.gb_stride + vh;
+    if constexpr (C::kGating) {
+      const float a = to_float(static_cast<const TIo*>(p.a)[gb]);
+      const float braw = to_float(static_cast<const TIo*>(p.b)[gb]);
+      g = -expf(p.a_log[vh]) * softplus(a + p.dt_bias[vh]);
+      beta = 1.0f / (1.0f + expf(-braw));
+    } else {
+      g = p.g[gb];
+      beta = p.beta[gb];
+    }
+  }
+
+  // ---- gates: G_t by an inclusive scan over warp 0 ----
+  if (warp == 0) {
     float G = g;
 #pragma unroll
     for (int offset = 1; offset < 32; offset *= 2) {
@@ -200,52 +217,116 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
       sBeta[lane] = beta;
     }
   }
-  __syncthreads();
-
-  // ---- normalise k and q rows; scale q ----
-  for (int row = warp; row < 2 * K; row += C::kWarps) {
-    float* x = row < K ? sK + row * PDK : sQ + (row - K) * PDK;
-    float mul = row < K ? 1.0f : p.scale;
+  // ---- q, k: normalised (and q scaled) in registers, then to shared memory ----
+#pragma unroll
+  for (int ps = 0; ps < kRowPasses; ++ps) {
+    float mul_q = p.scale;
+    float mul_k = 1.0f;
     if constexpr (C::kL2Norm) {
-      float ss = 0.0f;
-      for (int i = lane; i < DK; i += 32) ss += x[i] * x[i];
-      mul /= sqrtf(warp_sum(ss) + 1e-6f);
+      float ssq = 0.0f;
+      float ssk = 0.0f;
+#pragma unroll
+      for (int r = 0; r < kRowVecs; ++r) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          ssq += qv[ps][r][e] * qv[ps][r][e];
+          ssk += kv[ps][r][e] * kv[ps][r][e];
+        }
+      }
+#pragma unroll
+      for (int offset = kRowLanes / 2; offset > 0; offset /= 2) {
+        ssq += __shfl_xor_sync(0xffffffffu, ssq, offset);
+        ssk += __shfl_xor_sync(0xffffffffu, ssk, offset);
+      }
+      mul_q /= sqrtf(ssq + 1e-6f);
+      mul_k /= sqrtf(ssk + 1e-6f);
     }
-    if (C::kL2Norm || row >= K) {
-      for (int i = lane; i < DK; i += 32) x[i] *= mul;
+    const int t = ps * kRowsPerPass + tid / kRowLanes;
+    if (t < K) {
+#pragma unroll
+      for (int r = 0; r < kRowVecs; ++r) {
+        const int i = (r * kRowLanes + lane_in_row) * 4;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          qv[ps][r][e] *= mul_q;
+          kv[ps][r][e] *= mul_k;
+        }
+        store4(sQ + t * PDK + i, qv[ps][r]);
+        store4(sK + t * PDK + i, kv[ps][r]);
+      }
+    }
+  }
+  for (int i = tid; i < DK; i += C::kThreads) {
+    sQ[K * PDK + i] = 0.0f;
+    sK[K * PDK + i] = 0.0f;
+  }
+#pragma unroll
+  for (int ps = 0; ps < kVPasses; ++ps) {
+    const int idx = ps * C::kThreads + tid;
+    if (idx < kVVecs) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) sV[idx * 4 + e] = vv[ps][e];
     }
   }
   __syncthreads();
 
-  // ---- K x K dots, 4 lanes per dot: L (k.k, s < t) and B (q.k, s <= t) with their decays ----
+  // ---- K x K dots in 2 x 2 blocks, 4 lanes per block, only blocks on or below the diagonal:
+  // L (k.k, s < t) and B (q.k, s <= t) with their decays ----
   {
+    constexpr int kHalf = (K + 1) / 2;             // 2-row blocks per side
+    constexpr int kTri = kHalf * (kHalf + 1) / 2;  // lower-triangular blocks, one matrix
     const int quarter = lane % 4;
     const unsigned group_mask = 0xfu << (lane & ~3);
-    for (int task = tid / 4; task < 2 * K * K; task += C::kThreads / 4) {
-      const bool is_qk = task >= K * K;
-      const int t = (task % (K * K)) / K;
-      const int s_ = task % K;
-      const bool needed = is_qk ? s_ <= t : s_ < t;
-      float acc = 0.0f;
-      if (needed) {
-        const float* x = (is_qk ? sQ : sK) + t * PDK;
-        const float* y = sK + s_ * PDK;
-        for (int i = quarter * 4; i < DK; i += 16) {
-          float xa[4], ya[4];
-          load4(x + i, xa);
-          load4(y + i, ya);
-          acc += xa[0] * ya[0] + xa[1] * ya[1] + xa[2] * ya[2] + xa[3] * ya[3];
+    for (int task = tid / 4; task < 2 * kTri; task += C::kThreads / 4) {
+      const bool is_qk = task >= kTri;
+      const int x = task % kTri;
+      int rb = static_cast<int>((sqrtf(8.0f * x + 1.0f) - 1.0f) * 0.5f);
+      rb += (rb + 1) * (rb + 2) / 2 <= x ? 1 : 0;  // NOTE: guard float rounding of the root
+      rb -= rb * (rb + 1) / 2 > x ? 1 : 0;
+      const int sb = x - rb * (rb + 1) / 2;
+      const int t0 = 2 * rb;
+      const int s0 = 2 * sb;
+      // Row K of sK / sQ is zeros: an odd K reads it for the missing half of a block.
+      const float* x0 = (is_qk ? sQ : sK) + t0 * PDK;
+      const float* x1 = (is_qk ? sQ : sK) + (t0 + 1) * PDK;
+      const float* y0 = sK + s0 * PDK;
+      const float* y1 = sK + (s0 + 1) * PDK;
+      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // (t0,s0) (t0,s0+1) (t0+1,s0) (t0+1,s0+1)
+      for (int i = quarter * 4; i < DK; i += 16) {
+        float a0[4], a1[4], b0[4], b1[4];
+        load4(x0 + i, a0);
+        load4(x1 + i, a1);
+        load4(y0 + i, b0);
+        load4(y1 + i, b1);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          acc[0] += a0[e] * b0[e];
+          acc[1] += a0[e] * b1[e];
+          acc[2] += a1[e] * b0[e];
+          acc[3] += a1[e] * b1[e];
         }
       }
-      acc += __shfl_xor_sync(group_mask, acc, 1);
-      acc += __shfl_xor_sync(group_mask, acc, 2);
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        acc[n] += __shfl_xor_sync(group_mask, acc[n], 1);
+        acc[n] += __shfl_xor_sync(group_mask, acc[n], 2);
+      }
       if (quarter == 0) {
-        // NOTE: exponent of a difference, never a ratio of exponentials: G falls without bound.
-        const float decayed = needed ? acc * expf(sG[t] - sG[s_]) : 0.0f;
-        if (is_qk) {
-          sB[t * K + s_] = decayed;
-        } else {
-          sL[t * K + s_] = decayed * sBeta[t];
+#pragma unroll
+        for (int n = 0; n < 4; ++n) {
+          const int t = t0 + n / 2;
+          const int s_ = s0 + n % 2;
+          const bool needed = t < K && (is_qk ? s_ <= t : s_ < t);
+          if (t < K && s_ < K) {
+            // NOTE: exponent of a difference, never a ratio of exponentials: G falls without
+            // bound.
+            const float decayed = needed ? acc[n] * expf(sG[t] - sG[s_]) : 0.0f;
+            if (is_qk) {
+              sB[t * K + s_] = decayed;
+            } else {
+              sL[t * K + s_] = decayed * sBeta[t];
+            }
+          }
         }
       }
     }

@@ -62,10 +62,10 @@ WYJIT_HOST_DEVICE constexpr int gdn_padded_dk(int dk) { return dk + 4; }
 /// Dynamic shared memory of one block, in bytes (see the carve-up in gdn_verify.cuh).
 WYJIT_HOST_DEVICE constexpr int gdn_smem_bytes(int K, int dk, int layout) {
   const int cols = gdn_block_cols(dk, layout);
-  const int floats = 2 * K * gdn_padded_dk(dk)  // sK, sQ
-                     + 4 * K * K                // dots k.k, q.k, then W and C
-                     + 4 * K                    // G, exp(G), exp(g), beta
-                     + 4 * K * cols             // V, P, R, U
+  const int floats = 2 * (K + 1) * gdn_padded_dk(dk)  // sK, sQ and a zero row each
+                     + 4 * K * K                      // dots k.k, q.k, then W and C
+                     + 4 * K                          // G, exp(G), exp(g), beta
+                     + 4 * K * cols                   // V, P, R, U
                      + (layout == kLayoutKV ? (gdn_threads() / 32) * 2 * K * cols : 0);
   return floats * 4;
 }
