@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Spec: every compile-time choice of a kernel variant, with its canonical name."""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+
+from . import _errors, _lib
+
+_FAMILIES = {"gdn_verify": 0, "conv1d_update": 1}
+_DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
+_ADDRESSING = {"strided": 0, "table": 1, "slot": 2}
+_LAYOUTS = {"vk": 0, "kv": 1}
+_ROLLBACKS = {"intermediate": 0, "window": 1}
+
+
+def _code(field: str, value: object, table: dict[str, int]) -> int:
+    if value not in table:
+        raise _errors.InvalidSpecError(
+            _errors.INVALID_SPEC,
+            f"Spec.{field} is {value!r}, allowed: {', '.join(table)}",
+        )
+    return table[value]
+
+
+def _name(field: str, code: int, table: dict[str, int]) -> str:
+    for name, value in table.items():
+        if value == code:
+            return name
+    raise _errors.InternalError(_errors.INTERNAL, f"the library returned {field} = {code}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """One kernel variant (mirrors wyjit::KernelSpec). `Spec.parse(name)` and `spec.name`
+    convert to and from the canonical name, e.g. "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128".
+    Each family uses some of the fields; the others keep their defaults.
+    """
+
+    family: str = "gdn_verify"
+    k: int = 4  #: tokens verified per sequence, 1..32
+    io: str = "bf16"  #: q, k, v, out dtype: f32, f16, bf16
+    state: str = "f32"  #: state dtype: f32, f16, bf16
+    addressing: str = "strided"  #: strided, table, slot
+    layout: str = "vk"  #: vk ([dv][dk], dk contiguous) or kv ([dk][dv])
+    dk: int = 128
+    dv: int = 128
+    l2norm_qk: bool = False
+    fused_gating: bool = False
+    width: int = 4  #: conv1d_update: filter width W, 2..8
+    weight: str = "f32"  #: conv1d_update: weight and bias dtype
+    bias: bool = False  #: conv1d_update: add a per-channel bias
+    silu: bool = False  #: conv1d_update: SiLU on the output
+    rollback: str = "intermediate"  #: conv1d_update: intermediate or window
+
+    @staticmethod
+    def parse(name: str) -> "Spec":
+        c = _lib.Spec()
+        _lib.check(_lib.lib().wyjit_spec_parse(name.encode(), ctypes.byref(c)))
+        return Spec._from_c(c)
+
+    @property
+    def name(self) -> str:
+        """The canonical name."""
+        c = self._to_c()
+        length = ctypes.c_size_t(0)
+        f = _lib.lib().wyjit_spec_format
+        _lib.check(f(ctypes.byref(c), None, 0, ctypes.byref(length)))
+        buffer = ctypes.create_string_buffer(length.value + 1)
+        _lib.check(f(ctypes.byref(c), buffer, len(buffer), None))
+        return buffer.value.decode()
+
+    def validate(self) -> None:
+        """Raises InvalidSpecError when this build does not support the variant."""
+        c = self._to_c()
+        _lib.check(_lib.lib().wyjit_spec_validate(ctypes.byref(c)))
+
+    def __str__(self) -> str:
+        return self.name
+
+    def _to_c(self) -> _lib.Spec:
+        for field in ("k", "dk", "dv", "width"):
+            value = getattr(self, field)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise _errors.InvalidSpecError(
+                    _errors.INVALID_SPEC, f"Spec.{field} is {value!r}, must be an int"
+                )
+            if not -(2**31) <= value < 2**31:
+                raise _errors.InvalidSpecError(
+                    _errors.INVALID_SPEC, f"Spec.{field} is {value}, out of the int32 range"
+                )
+        for field in ("l2norm_qk", "fused_gating", "bias", "silu"):
+            if not isinstance(getattr(self, field), bool):
+                raise _errors.InvalidSpecError(
+                    _errors.INVALID_SPEC,
+                    f"Spec.{field} is {getattr(self, field)!r}, must be True or False",
+                )
+        return _lib.Spec(
+            family=_code("family", self.family, _FAMILIES),
+            k=self.k,
+            io=_code("io", self.io, _DTYPES),
+            state=_code("state", self.state, _DTYPES),
+            addressing=_code("addressing", self.addressing, _ADDRESSING),
+            layout=_code("layout", self.layout, _LAYOUTS),
+            dk=self.dk,
+            dv=self.dv,
+            l2norm_qk=int(self.l2norm_qk),
+            fused_gating=int(self.fused_gating),
+            width=self.width,
+            weight=_code("weight", self.weight, _DTYPES),
+            bias=int(self.bias),
+            silu=int(self.silu),
+            rollback=_code("rollback", self.rollback, _ROLLBACKS),
+        )
+
+    @staticmethod
+    def _from_c(c: _lib.Spec) -> "Spec":
+        return Spec(
+            family=_name("family", c.family, _FAMILIES),
+            k=c.k,
+            io=_name("io", c.io, _DTYPES),
+            state=_name("state", c.state, _DTYPES),
+            addressing=_name("addressing", c.addressing, _ADDRESSING),
+            layout=_name("layout", c.layout, _LAYOUTS),
+            dk=c.dk,
+            dv=c.dv,
+            l2norm_qk=bool(c.l2norm_qk),
+            fused_gating=bool(c.fused_gating),
+            width=c.width,
+            weight=_name("weight", c.weight, _DTYPES),
+            bias=bool(c.bias),
+            silu=bool(c.silu),
+            rollback=_name("rollback", c.rollback, _ROLLBACKS),
+        )
+
+
+def as_spec(spec: "Spec | str") -> Spec:
+    if isinstance(spec, Spec):
+        return spec
+    if isinstance(spec, str):
+        return Spec.parse(spec)
+    raise _errors.invalid_argument(f"spec must be a wyjit.Spec or a canonical name, got {spec!r}")

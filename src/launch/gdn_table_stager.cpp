@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// GdnTableStager: the fixed device buffer that table addressing reads its state pointers from.
+//
+// Layout: K slabs of max_batch pointers; slab 0 holds S_b, slab 1+t holds Hi_t(b).
+//
+//   tables: [K][max_batch] void*   entry (s, b) at tables + s*max_batch + b
+//
+// NOTE: a captured graph keeps reading the same address, so restaging between replays on the
+// replay stream is ordered after the previous replay and before the next one. Restaging on
+// another stream would race with a replay still running.
+#include <cstdint>
+#include <string>
+
+#include "common/log.hpp"
+#include "driver/driver_api.hpp"
+#include "wyjit/error.hpp"
+#include "wyjit/gdn_verify.hpp"
+
+namespace wyjit {
+
+namespace {
+
+constexpr int kMaxK = 32;
+
+std::string hex(std::uintptr_t value) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  do {
+    text.insert(text.begin(), kDigits[value % 16]);
+    value /= 16;
+  } while (value != 0);
+  return "0x" + text;
+}
+
+CUdeviceptr device_address(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+}  // namespace
+
+GdnTableStager::GdnTableStager(int k, int max_batch) : k_(k), max_batch_(max_batch) {
+  const std::string where =
+      "GdnTableStager(k " + std::to_string(k) + ", max_batch " + std::to_string(max_batch) + ")";
+  if (k < 1 || k > kMaxK) {
+    throw Error(ErrorCode::invalid_argument,
+                where + ": k is " + std::to_string(k) + ", must be 1..32 (the variant's K)");
+  }
+  if (max_batch < 1) {
+    throw Error(ErrorCode::invalid_argument,
+                where + ": max_batch is " + std::to_string(max_batch) + ", must be >= 1");
+  }
+  CUcontext context = nullptr;
+  WYJIT_CU_CHECK(cuCtxGetCurrent(&context));
+  if (context == nullptr) {
+    throw Error(ErrorCode::driver, where +
+                                       " needs a current CUDA context on the calling thread "
+                                       "(cuCtxSetCurrent, or any CUDA runtime call, makes one)");
+  }
+  const std::size_t entries = static_cast<std::size_t>(k) * static_cast<std::size_t>(max_batch);
+  CUdeviceptr buffer = 0;
+  WYJIT_CU_CHECK(cuMemAlloc(&buffer, entries * sizeof(void*)));
+  // NOTE: every entry starts null (a padded sequence: the kernel skips it), so a launch before
+  // the first stage() reads no garbage pointer. The memset runs on the legacy default stream,
+  // asynchronously: wait for it, or a stage() on a non-blocking stream could land first.
+  CUresult zeroed = detail::driver().cuMemsetD32(buffer, 0, entries * sizeof(void*) / 4);
+  if (zeroed == CUDA_SUCCESS) zeroed = detail::driver().cuStreamSynchronize(nullptr);
+  if (zeroed != CUDA_SUCCESS) {
+    detail::driver().cuMemFree(buffer);
+    detail::throw_cu_error(__FILE__, __LINE__, "cuMemsetD32(tables)", zeroed);
+  }
+  tables_ = reinterpret_cast<void* const*>(buffer);
+}
+
+GdnTableStager::~GdnTableStager() {
+  if (tables_ == nullptr) return;
+  try {
+    const detail::DriverApi& d = detail::driver();
+    const CUdeviceptr buffer = device_address(tables_);
+    // NOTE: free in the context that owns the buffer, whatever is current on this thread.
+    CUcontext owner = nullptr;
+    const bool pushed =
+        d.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, buffer) == CUDA_SUCCESS &&
+        owner != nullptr && d.cuCtxPushCurrent(owner) == CUDA_SUCCESS;
+    const CUresult freed = d.cuMemFree(buffer);
+    if (pushed) {
+      CUcontext popped = nullptr;
+      d.cuCtxPopCurrent(&popped);
+    }
+    // NOTE: at process exit the driver may be torn down first; nothing is left to free then.
+    if (freed != CUDA_SUCCESS && freed != CUDA_ERROR_DEINITIALIZED) {
+      detail::logger().warn("GdnTableStager: cuMemFree of the tables at {} failed with error {}",
+                            hex(buffer), static_cast<int>(freed));
+    }
+  } catch (...) {
+    // A destructor never throws; the driver is gone, so is the buffer.
+  }
+}
+
+void GdnTableStager::stage(void* const* states, void* const* const* inter, int batch,
+                           CUstream stream) {
+  // Every check before the first copy: on an error nothing is staged.
+  auto fail = [&](const std::string& what) {
+    throw Error(ErrorCode::invalid_argument, "GdnTableStager::stage(k " + std::to_string(k_) +
+                                                 ", max_batch " + std::to_string(max_batch_) +
+                                                 "): " + what);
+  };
+  if (batch < 1 || batch > max_batch_) {
+    fail("batch is " + std::to_string(batch) + ", must be 1..max_batch (" +
+         std::to_string(max_batch_) + ")");
+  }
+  if (states == nullptr) fail("states is null (want an array of batch state pointers)");
+  for (int b = 0; b < batch; ++b) {
+    if (states[b] == nullptr) fail("states[" + std::to_string(b) + "] is null");
+  }
+  if (k_ > 1) {
+    if (inter == nullptr) {
+      fail("inter is null (want K-1 = " + std::to_string(k_ - 1) +
+           " arrays of batch intermediate-state pointers)");
+    }
+    for (int t = 0; t + 1 < k_; ++t) {
+      if (inter[t] == nullptr) fail("inter[" + std::to_string(t) + "] is null");
+      for (int b = 0; b < batch; ++b) {
+        if (inter[t][b] == nullptr) {
+          fail("inter[" + std::to_string(t) + "][" + std::to_string(b) + "] is null");
+        }
+      }
+    }
+  }
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  WYJIT_CU_CHECK(cuStreamIsCapturing(stream, &capture));
+  if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+    fail("the stream " + hex(reinterpret_cast<std::uintptr_t>(stream)) +
+         " is being captured: staging copies host memory, which a graph would replay stale; "
+         "stage between replays, on the replay stream");
+  }
+
+  const CUdeviceptr base = device_address(tables_);
+  const std::size_t slab_bytes = static_cast<std::size_t>(max_batch_) * sizeof(void*);
+  const std::size_t bytes = static_cast<std::size_t>(batch) * sizeof(void*);
+  WYJIT_CU_CHECK(cuMemcpyHtoDAsync(base, states, bytes, stream));
+  for (int t = 0; t + 1 < k_; ++t) {
+    WYJIT_CU_CHECK(cuMemcpyHtoDAsync(base + (t + 1) * slab_bytes, inter[t], bytes, stream));
+  }
+  if (batch < max_batch_) {
+    // NOTE: entries past `batch` become null in every slab, so a graph captured for a larger
+    // batch skips those sequences instead of writing through the previous step's pointers.
+    static_assert(sizeof(void*) % 4 == 0);
+    const std::size_t tail_words = (slab_bytes - bytes) / 4;
+    WYJIT_CU_CHECK(cuMemsetD2D32Async(base + bytes, slab_bytes, 0, tail_words,
+                                      static_cast<std::size_t>(k_), stream));
+  }
+}
+
+}  // namespace wyjit

@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: Apache-2.0
+"""pytest setup: python/ importable without installing, and no wyjit environment variable of
+the caller's leaking into a test."""
+
+import pathlib
+import sys
+
+import pytest
+
+_REPO = pathlib.Path(__file__).resolve().parents[2]
+if str(_REPO / "python") not in sys.path:
+    sys.path.insert(0, str(_REPO / "python"))
+
+
+@pytest.fixture(autouse=True)
+def _clean_wyjit_environment(monkeypatch):
+    for name in ("WYJIT_CACHE_DIR", "WYJIT_CACHE_RO_DIRS", "WYJIT_NO_JIT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def repo_root() -> pathlib.Path:
+    return _REPO
