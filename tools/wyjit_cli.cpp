@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The `wyjit` command-line tool: precompile variants into a disk cache, print stamped
-// sources, report what NVRTC supports. Subcommands live in cli/.
+// The `wyjit` command-line tool: precompile variants into a disk cache, inspect, verify and
+// prune caches, print stamped sources, report what NVRTC supports. Subcommands live in cli/.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -26,19 +26,28 @@ Commands:
   precompile   compile a matrix of variants for one or more targets into the cache
   compile      compile one variant for one target and print its cache entry path
   source       print the stamped CUDA source of one variant
-  info         print versions, the targets NVRTC supports and the cache root
+  list         list the entries of every cache root
+  verify       check every cache entry (--repair rebuilds the bad ones)
+  prune        remove stale temp files and least recently used entries
+  info         print versions, NVRTC targets, driver and GPUs, cache settings
 
 Run 'wyjit <command> --help' for a command's options.
 
 Environment:
-  WYJIT_CACHE_DIR   writable cache root (default: $XDG_CACHE_HOME/wyjit, else ~/.cache/wyjit)
-  WYJIT_LOG_LEVEL   trace, debug, info, warn (default), error, critical or off
+  WYJIT_CACHE_DIR        writable cache root (default: $XDG_CACHE_HOME/wyjit,
+                         else ~/.cache/wyjit)
+  WYJIT_CACHE_RO_DIRS    colon-separated read-only roots, searched first
+  WYJIT_CACHE_MAX_BYTES  size bound of the writable root (default 1G; 0: none)
+  WYJIT_NO_JIT           1: a variant missing from every root is an error
+  WYJIT_SAVE_SOURCE      1: write the stamped source next to each entry written
+  WYJIT_LOCK_DIR         node-local directory for the per-key lock files
+  WYJIT_LOG_LEVEL        trace, debug, info, warn (default), error, critical or off
 
 Exit status:
   0  success
-  1  failure (a compile failed, the cache could not be used, ...)
+  1  failure (a compile failed, the cache could not be written, ...)
   2  usage error (unknown command or option, bad value): nothing compiled or written
-  3  reserved: `verify` found bad cache entries
+  3  `verify` found bad cache entries
 )";
 
 using Command = int (*)(std::span<const std::string>);
@@ -52,6 +61,9 @@ constexpr CommandEntry kCommands[] = {
     {"precompile", run_precompile},
     {"compile", run_compile},
     {"source", run_source},
+    {"list", run_list},
+    {"verify", run_verify},
+    {"prune", run_prune},
     {"info", run_info},
 };
 

@@ -1,56 +1,61 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cache/disk_cache.hpp"
 
-#include <cstdlib>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/random.h>
+#include <unistd.h>
 
-#include "common/log.hpp"
+#include <cerrno>
+#include <system_error>
+
 #include "wyjit/error.hpp"
 
 namespace wyjit::detail {
 
-std::filesystem::path DiskCache::entry_path(const Target& target, const CacheKey& key) const {
+namespace fs = std::filesystem;
+
+fs::path DiskCache::entry_path(const Target& target, const CacheKey& key) const {
   return root_ / target.name() / key.file_name;
 }
 
-DiskCache::Lookup DiskCache::load(const Target& target, const CacheKey& key,
-                                  CacheEntry& entry) const {
-  const std::filesystem::path path = entry_path(target, key);
-  EntryRead read = read_entry_file(path, key.text);
-  switch (read.status) {
-    case EntryRead::Status::ok:
-      entry = std::move(read.entry);
-      return Lookup::hit;
-    case EntryRead::Status::missing:
-      return Lookup::miss;
-    case EntryRead::Status::corrupt:
-      logger().warn("cache entry {} is unusable ({}): recompiling and overwriting it",
-                    path.string(), read.reason);
-      return Lookup::corrupt;
-  }
-  return Lookup::miss;
+EntryRead DiskCache::load(const Target& target, const CacheKey& key) const {
+  return read_entry_file(entry_path(target, key), key.text);
 }
 
-bool DiskCache::store(const Target& target, const CacheKey& key, const CacheEntry& entry) const {
-  const std::filesystem::path path = entry_path(target, key);
-  try {
-    write_entry_file_atomic(path, entry);
-    return true;
-  } catch (const Error& e) {
-    logger().warn("cannot write cache entry {}: {} (the kernel is kept in memory only)",
-                  path.string(), e.what());
-    return false;
+fs::path DiskCache::store(const Target& target, const CacheKey& key,
+                          const CacheEntry& entry) const {
+  const fs::path path = entry_path(target, key);
+  if (read_only_) {
+    throw Error(ErrorCode::internal,
+                fmt::format("wyjit cache: refusing to write '{}' into the read-only root '{}'",
+                            path.string(), root_.string()));
   }
+  write_entry_file_atomic(path, entry);
+  return path;
 }
 
-std::filesystem::path default_cache_root() {
-  const auto env = [](const char* name) -> const char* {
-    const char* value = std::getenv(name);
-    return value != nullptr && *value != '\0' ? value : nullptr;
-  };
-  if (const char* dir = env("WYJIT_CACHE_DIR")) return dir;
-  if (const char* xdg = env("XDG_CACHE_HOME")) return std::filesystem::path(xdg) / "wyjit";
-  if (const char* home = env("HOME")) return std::filesystem::path(home) / ".cache" / "wyjit";
-  return ".wyjit-cache";
+std::string probe_writable(const fs::path& root) {
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) return fmt::format("cannot create '{}': {}", root.string(), ec.message());
+  if (!fs::is_directory(root, ec)) return fmt::format("'{}' is not a directory", root.string());
+  std::uint64_t nonce = 0;
+  if (::getrandom(&nonce, sizeof nonce, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof nonce)) {
+    nonce = static_cast<std::uint64_t>(::getpid()) * 0x9e3779b97f4a7c15ull;
+  }
+  // NOTE: named like a temp file, so that a process killed between the two calls below leaves
+  // something a prune sweeps.
+  const fs::path probe = root / fmt::format(".write-probe.tmp.{}.{:016x}", ::getpid(), nonce);
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    return fmt::format("cannot create a file in '{}': {}", root.string(),
+                       std::system_category().message(err));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return {};
 }
 
 }  // namespace wyjit::detail

@@ -68,7 +68,7 @@ std::string take_string(const Json& header, const char* name, std::string& out) 
 }
 
 EntryRead decode_unchecked(std::span<const std::uint8_t> bytes,
-                           std::string_view expected_key_text) {
+                           std::optional<std::string_view> expected_key_text) {
   const std::size_t size = bytes.size();
   if (size == 0) return corrupt("empty file");
   if (size < kPreambleSize) {
@@ -139,7 +139,7 @@ EntryRead decode_unchecked(std::span<const std::uint8_t> bytes,
     return corrupt("checksum mismatch");
   if (key_sha256 != sha256_hex(entry.key_text))
     return corrupt("key_sha256 does not match key_text");
-  if (entry.key_text != expected_key_text) return corrupt("key mismatch");
+  if (expected_key_text && entry.key_text != *expected_key_text) return corrupt("key mismatch");
 
   const auto payload = bytes.subspan(kPreambleSize + header_size, available);
   entry.payload.assign(payload.begin(), payload.end());
@@ -233,7 +233,8 @@ std::vector<std::uint8_t> encode_entry(const CacheEntry& entry) {
   return out;
 }
 
-EntryRead decode_entry(std::span<const std::uint8_t> bytes, std::string_view expected_key_text) {
+EntryRead decode_entry(std::span<const std::uint8_t> bytes,
+                       std::optional<std::string_view> expected_key_text) {
   try {
     return decode_unchecked(bytes, expected_key_text);
   } catch (const std::exception& e) {
@@ -243,7 +244,7 @@ EntryRead decode_entry(std::span<const std::uint8_t> bytes, std::string_view exp
   }
 }
 
-EntryRead read_entry_file(const fs::path& path, std::string_view expected_key_text) {
+EntryRead read_entry_file(const fs::path& path, std::optional<std::string_view> expected_key_text) {
   // NOTE: O_NONBLOCK so a FIFO planted at the path cannot hang us; it is rejected below.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
@@ -290,7 +291,10 @@ EntryRead read_entry_file(const fs::path& path, std::string_view expected_key_te
 }
 
 void write_entry_file_atomic(const fs::path& path, const CacheEntry& entry) {
-  const std::vector<std::uint8_t> bytes = encode_entry(entry);
+  write_file_atomic(path, encode_entry(entry));
+}
+
+void write_file_atomic(const fs::path& path, std::span<const std::uint8_t> bytes) {
   const fs::path file_name = path.filename();
   if (file_name.empty() || file_name == "." || file_name == "..") {
     throw Error(ErrorCode::cache_io,

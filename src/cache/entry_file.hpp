@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,17 +52,23 @@ struct EntryRead {
 
 /// Validates and decodes `bytes`; never throws or crashes on arbitrary input.
 /// Any inconsistency, including a key text different from `expected_key_text`, is `corrupt`.
-EntryRead decode_entry(std::span<const std::uint8_t> bytes, std::string_view expected_key_text);
+/// With std::nullopt any self-consistent key is accepted (what `wyjit verify` checks).
+EntryRead decode_entry(std::span<const std::uint8_t> bytes,
+                       std::optional<std::string_view> expected_key_text);
 
 /// Reads and decodes the file at `path` (symlinks are followed). A file that does not
 /// exist is `missing`; one that cannot be opened or read is `corrupt` with the errno text.
-EntryRead read_entry_file(const std::filesystem::path& path, std::string_view expected_key_text);
+EntryRead read_entry_file(const std::filesystem::path& path,
+                          std::optional<std::string_view> expected_key_text);
 
 /// Writes `entry` to `path` atomically: parent directories are created, the bytes go to a
 /// unique temp file in the same directory (never through a symlink), are fsync'ed, and the
 /// temp file is renamed over `path`. On any failure the temp file is removed, `path` is left
 /// as it was, and Error(cache_io) is thrown naming the path and the system error.
 void write_entry_file_atomic(const std::filesystem::path& path, const CacheEntry& entry);
+
+/// write_entry_file_atomic for arbitrary bytes (e.g. the `<entry>.cu` saved source).
+void write_file_atomic(const std::filesystem::path& path, std::span<const std::uint8_t> bytes);
 
 /// Removes temp files (see is_temp_file_name) directly inside `dir` whose modification time
 /// is more than `older_than` ago; subdirectories are not visited. Best effort: never throws.

@@ -8,6 +8,7 @@
 
 #include "driver/driver_api.hpp"
 #include "gdn_verify_params.cuh"
+#include "launch/guard.hpp"
 #include "launch/launch_geometry.hpp"
 #include "wyjit/error.hpp"
 #include "wyjit/gdn_verify.hpp"
@@ -16,54 +17,7 @@ namespace wyjit {
 
 namespace {
 
-class Guard {
- public:
-  explicit Guard(const KernelSpec& spec) : variant_(format_spec(spec)) {}
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(ErrorCode::invalid_argument, "launch_gdn_verify(" + variant_ + "): " + what);
-  }
-  void equal(const char* name, std::int64_t value, std::int64_t expected, const char* why) const {
-    if (value != expected) {
-      fail(std::string("args.") + name + " is " + std::to_string(value) + ", must be " +
-           std::to_string(expected) + " (" + why + ")");
-    }
-  }
-  void at_least(const char* name, std::int64_t value, std::int64_t minimum,
-                const std::string& why) const {
-    if (value < minimum) {
-      fail(std::string("args.") + name + " is " + std::to_string(value) +
-           ", must be >= " + std::to_string(minimum) + " (" + why + ")");
-    }
-  }
-  void multiple_of(const char* name, std::int64_t value, std::int64_t factor,
-                   const char* why) const {
-    if (value % factor != 0) {
-      fail(std::string("args.") + name + " is " + std::to_string(value) +
-           ", must be a multiple of " + std::to_string(factor) + " (" + why + ")");
-    }
-  }
-  void pointer(const char* name, const void* p, std::size_t alignment) const {
-    if (p == nullptr) fail(std::string("args.") + name + " is null");
-    const auto address = reinterpret_cast<std::uintptr_t>(p);
-    if (address % alignment != 0) {
-      fail(std::string("args.") + name + " = " + hex(address) + " is not aligned to " +
-           std::to_string(alignment) + " bytes (vector loads)");
-    }
-  }
-
- private:
-  static std::string hex(std::uintptr_t value) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string text;
-    do {
-      text.insert(text.begin(), kDigits[value % 16]);
-      value /= 16;
-    } while (value != 0);
-    return "0x" + text;
-  }
-  std::string variant_;
-};
+using detail::Guard;
 
 // Hi_t(b) for t < K-1 and b < batch must be disjoint tiles of `tile` elements.
 void check_inter_strides(const Guard& guard, const GdnVerifyArgs& a, std::int64_t tile) {
@@ -88,7 +42,7 @@ void check_inter_strides(const Guard& guard, const GdnVerifyArgs& a, std::int64_
 }  // namespace
 
 void check_gdn_verify_args(const KernelSpec& spec, const GdnVerifyArgs& a) {
-  const Guard guard(spec);
+  const Guard guard("launch_gdn_verify", spec);
   if (spec.family != Family::gdn_verify) guard.fail("the kernel is not a gdn_verify variant");
   guard.equal("k", a.k, spec.k, "the variant's K");
   guard.equal("dk", a.dk, spec.dk, "the variant's dk");

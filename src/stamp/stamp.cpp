@@ -73,10 +73,45 @@ const char* kernel_addressing(Addressing a) {
   return "?";
 }
 
+const char* conv_addressing(Addressing a) {
+  switch (a) {
+    case Addressing::strided:
+      return "wyjit_kernels::kConvAddrStrided";
+    case Addressing::table:
+      return "wyjit_kernels::kConvAddrTable";
+    case Addressing::slot:
+      return "wyjit_kernels::kConvAddrSlot";
+  }
+  return "?";
+}
+
+const char* conv_rollback(Rollback r) {
+  switch (r) {
+    case Rollback::intermediate:
+      return "wyjit_kernels::kRollbackIntermediate";
+    case Rollback::window:
+      return "wyjit_kernels::kRollbackWindow";
+  }
+  return "?";
+}
+
 const char* family_file(Family f) {
   switch (f) {
     case Family::gdn_verify:
       return "gdn_verify.cuh";
+    case Family::conv1d_update:
+      return "conv1d_update.cuh";
+  }
+  return "?";
+}
+
+// The type of the kernel's one parameter, for the explicit instantiation.
+const char* params_type(Family f) {
+  switch (f) {
+    case Family::gdn_verify:
+      return "wyjit_kernels::GdnVerifyParams";
+    case Family::conv1d_update:
+      return "wyjit_kernels::Conv1dUpdateParams";
   }
   return "?";
 }
@@ -89,6 +124,12 @@ std::string name_expression(const KernelSpec& s) {
              ", " + kernel_type(s.io) + ", " + kernel_type(s.state) + ", " +
              kernel_layout(s.layout) + ", " + kernel_addressing(s.addressing) + ", " +
              (s.l2norm_qk ? "true" : "false") + ", " + (s.fused_gating ? "true" : "false") + "> >";
+    case Family::conv1d_update:
+      return "wyjit_kernels::conv1d_update_kernel<wyjit_kernels::Conv1dUpdateConfig<" +
+             std::to_string(s.k) + ", " + std::to_string(s.width) + ", " + kernel_type(s.io) +
+             ", " + kernel_type(s.weight) + ", " + conv_addressing(s.addressing) + ", " +
+             conv_rollback(s.rollback) + ", " + (s.bias ? "true" : "false") + ", " +
+             (s.silu ? "true" : "false") + "> >";
   }
   return "?";
 }
@@ -111,7 +152,7 @@ StampedSource stamp(const KernelSpec& spec) {
                 inline_kernel_file(family_file(spec.family));
   // NOTE: the only per-variant text: one explicit instantiation.
   result.text += "\n// ---- variant\ntemplate __global__ void " + result.name_expression +
-                 "(const wyjit_kernels::GdnVerifyParams);\n";
+                 "(const " + params_type(spec.family) + ");\n";
   return result;
 }
 

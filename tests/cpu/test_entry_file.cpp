@@ -428,3 +428,25 @@ TEST_CASE("concurrent writers of one entry leave one valid file", "[cache]") {
   CHECK((read.entry.payload.size() == 300 || read.entry.payload.size() == 7000));
   CHECK(names_in(path.parent_path()) == Names{"race.cubin"});
 }
+
+TEST_CASE("cache entry decoded without an expected key accepts any consistent key", "[cache]") {
+  const Bytes bytes = encode_entry(make_entry());
+  const EntryRead any = decode_entry(bytes, std::nullopt);
+  REQUIRE(any.status == Status::ok);
+  CHECK(any.entry.key_text == kKey);
+  CHECK(decode_entry(bytes, std::string_view("another key")).reason == "key mismatch");
+  Bytes flipped = bytes;
+  flipped[20] ^= 1;
+  CHECK(decode_entry(flipped, std::nullopt).status == Status::corrupt);
+}
+
+TEST_CASE("write_file_atomic writes arbitrary bytes the same careful way", "[cache]") {
+  ScratchDir scratch;
+  const fs::path path = scratch.path() / "sm_90" / "entry.cubin.cu";
+  const Bytes text = {'/', '/', ' ', 's', 'r', 'c', '\n'};
+  write_file_atomic(path, text);
+  CHECK(read_bytes(path) == text);
+  write_file_atomic(path, Bytes{});
+  CHECK(read_bytes(path).empty());
+  CHECK(names_in(path.parent_path()) == Names{"entry.cubin.cu"});
+}

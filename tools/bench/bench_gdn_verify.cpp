@@ -10,122 +10,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "bench/bench_kernels.hpp"
-#include "compile/nvrtc_compiler.hpp"
+#include "bench/bench_common.hpp"
 #include "driver/driver_api.hpp"
-#include "jit/target_select.hpp"
-#include "launch/launch_geometry.hpp"
 #include "wyjit/error.hpp"
 #include "wyjit/gdn_verify.hpp"
 
 namespace wyjit::bench {
 namespace {
-
-using detail::driver;
-
-struct Buffer {
-  CUdeviceptr ptr = 0;
-  explicit Buffer(std::size_t bytes) {
-    WYJIT_CU_CHECK(cuMemAlloc(&ptr, std::max<std::size_t>(bytes, 16)));
-  }
-  ~Buffer() { driver().cuMemFree(ptr); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  void* get() const { return reinterpret_cast<void*>(ptr); }
-};
-
-std::uint32_t float_bits(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
-}
-
-void fill_f32(const Buffer& b, std::size_t count, float value) {
-  WYJIT_CU_CHECK(cuMemsetD32(b.ptr, float_bits(value), count));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Median milliseconds of one replay of `graph_exec` (after two warm-ups).
-double time_graph(CUgraphExec exec, CUstream stream, int replays) {
-  CUevent start, stop;
-  WYJIT_CU_CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT));
-  WYJIT_CU_CHECK(cuEventCreate(&stop, CU_EVENT_DEFAULT));
-  for (int i = 0; i < 2; ++i) WYJIT_CU_CHECK(cuGraphLaunch(exec, stream));
-  std::vector<double> ms;
-  for (int i = 0; i < replays; ++i) {
-    WYJIT_CU_CHECK(cuEventRecord(start, stream));
-    WYJIT_CU_CHECK(cuGraphLaunch(exec, stream));
-    WYJIT_CU_CHECK(cuEventRecord(stop, stream));
-    WYJIT_CU_CHECK(cuEventSynchronize(stop));
-    float t = 0;
-    WYJIT_CU_CHECK(cuEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  driver().cuEventDestroy(start);
-  driver().cuEventDestroy(stop);
-  return median(ms);
-}
-
-// Captures `body(i)` for i < count into one graph and returns the median time per body, in us.
-template <typename Body>
-double graph_us_per_call(CUstream stream, int count, int replays, Body body) {
-  WYJIT_CU_CHECK(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
-  for (int i = 0; i < count; ++i) body(i);
-  CUgraph graph;
-  WYJIT_CU_CHECK(cuStreamEndCapture(stream, &graph));
-  CUgraphExec exec;
-  WYJIT_CU_CHECK(cuGraphInstantiateWithFlags(&exec, graph, 0));
-  const double ms = time_graph(exec, stream, replays);
-  driver().cuGraphExecDestroy(exec);
-  driver().cuGraphDestroy(graph);
-  return ms * 1000.0 / count;
-}
-
-std::vector<int> parse_list(const std::string& text) {
-  std::vector<int> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t comma = text.find(',', pos);
-    out.push_back(std::stoi(text.substr(pos, comma - pos)));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return out;
-}
-
-struct Baselines {
-  CUlibrary library = nullptr;
-  CUkernel copy = nullptr;
-  CUkernel naive = nullptr;
-};
-
-Baselines load_baselines(const Target& target) {
-  const detail::NvrtcResult r =
-      detail::nvrtc_compile(kBaselineSource, "bench_baselines.cu", "copy_f4", target, "bench");
-  Baselines b;
-  WYJIT_CU_CHECK(
-      cuLibraryLoadData(&b.library, r.binary.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-  WYJIT_CU_CHECK(cuLibraryGetKernel(&b.copy, b.library, "copy_f4"));
-  WYJIT_CU_CHECK(cuLibraryGetKernel(&b.naive, b.library, "naive_verify"));
-  return b;
-}
-
-void launch_copy(const Baselines& b, CUdeviceptr src, CUdeviceptr dst, long long float4s,
-                 CUstream s) {
-  void* args[] = {&src, &dst, &float4s};
-  const auto blocks = static_cast<unsigned>(std::min<long long>((float4s + 255) / 256, 132 * 16));
-  WYJIT_CU_CHECK(cuLaunchKernel(reinterpret_cast<CUfunction>(b.copy), blocks, 1, 1, 256, 1, 1, 0, s,
-                                args, nullptr));
-}
 
 int run(int argc, char** argv) {
   std::string variant = "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128.l2norm";
@@ -146,41 +42,13 @@ int run(int argc, char** argv) {
   }
   const int HK = 16, HV = 32, replays = 25;
 
-  CUdevice device;
-  CUcontext context;
-  WYJIT_CU_CHECK(cuDeviceGet(&device, 0));
-  WYJIT_CU_CHECK(cuDevicePrimaryCtxRetain(&context, device));
-  WYJIT_CU_CHECK(cuCtxSetCurrent(context));
-  char name[256] = {};
-  WYJIT_CU_CHECK(cuDeviceGetName(name, sizeof(name), device));
-  int major = 0, minor = 0;
-  WYJIT_CU_CHECK(
-      cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
-  WYJIT_CU_CHECK(
-      cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
-  const Target target = detail::select_target(major * 10 + minor);
-  const Baselines baselines = load_baselines(target);
+  const BenchDevice device = open_device();
+  const Baselines baselines = load_baselines(device.target);
   CUstream stream;
   WYJIT_CU_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
 
   // ---- the copy yardstick: 2 GiB read + 2 GiB written ----
-  const std::size_t big = std::size_t{2} << 30;
-  double copy_gbs = 0;
-  {
-    Buffer src(big), dst(big);
-    fill_f32(src, big / 4, 1.5f);
-    const double us = graph_us_per_call(stream, 1, 10, [&](int) {
-      launch_copy(baselines, src.ptr, dst.ptr, static_cast<long long>(big / 16), stream);
-    });
-    const double us_memcpy = graph_us_per_call(stream, 1, 10, [&](int) {
-      WYJIT_CU_CHECK(cuMemcpyDtoDAsync(dst.ptr, src.ptr, big, stream));
-    });
-    copy_gbs = 2.0 * big / (std::min(us, us_memcpy) * 1e3);
-    std::printf(
-        "device: %s (sm_%d%d)\ncopy 4 GiB: kernel %.1f GB/s, cuMemcpyDtoD %.1f GB/s -> floor uses "
-        "%.1f GB/s\n",
-        name, major, minor, 2.0 * big / (us * 1e3), 2.0 * big / (us_memcpy * 1e3), copy_gbs);
-  }
+  const double copy_gbs = measure_copy_gbs(device, baselines, stream);
 
   Jit jit(JitOptions{.cache_dir = "/tmp/wyjit-bench-cache"});
   std::ofstream json;

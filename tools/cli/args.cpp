@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
+#include "cache/cache_env.hpp"
 #include "cli/cli.hpp"
 #include "wyjit/error.hpp"
 
@@ -25,6 +27,7 @@ namespace {
 // so the CLI accepts exactly what format_spec prints.
 constexpr std::array kAllDTypes = {DType::f32, DType::f16, DType::bf16};
 constexpr std::array kAllLayouts = {Layout::vk, Layout::kv};
+constexpr std::array kAllAddressings = {Addressing::strided, Addressing::table, Addressing::slot};
 
 template <typename Enum, std::size_t N>
 std::string names_of(const std::array<Enum, N>& values) {
@@ -161,6 +164,61 @@ std::vector<DType> parse_dtype_list(const std::string& command, const std::strin
 
 std::vector<Layout> parse_layout_list(const std::string& command, const std::string& text) {
   return parse_enum_list(command, "--layout", text, kAllLayouts);
+}
+
+std::vector<Addressing> parse_addressing_list(const std::string& command, const std::string& text) {
+  return parse_enum_list(command, "--addressing", text, kAllAddressings);
+}
+
+std::vector<int> parse_dim_list(const std::string& command, const std::string& option,
+                                const std::string& text) {
+  std::vector<int> dims;
+  for (const std::string& item : split_list(command, option, text)) {
+    const int d = parse_int(command, option, item, 1, 1 << 20);
+    if (d != 64 && d != 128 && d != 256)
+      bad_value(command, option, item, "expected 64, 128 or 256");
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) dims.push_back(d);
+  }
+  return dims;
+}
+
+std::uint64_t parse_bytes(const std::string& command, const std::string& option,
+                          const std::string& text) {
+  const std::optional<std::uint64_t> bytes = detail::parse_byte_size(text);
+  if (!bytes) {
+    bad_value(command, option, text,
+              "expected a byte count such as 1073741824, 512M or 1G (K, M, G, T: powers of 1024)");
+  }
+  return *bytes;
+}
+
+JitOptions writer_options(const std::string& cache_dir) {
+  JitOptions options = JitOptions::from_env();
+  if (!cache_dir.empty()) options.cache_dir = cache_dir;
+  options.read_only_dirs.clear();
+  options.no_jit = false;
+  return options;
+}
+
+JitOptions reader_options(const std::string& cache_dir) {
+  JitOptions options = JitOptions::from_env();
+  if (!cache_dir.empty()) {
+    options.cache_dir = cache_dir;
+    options.read_only_dirs.clear();
+  }
+  return options;
+}
+
+std::vector<CacheRootInfo> roots_of(const JitOptions& options) {
+  std::vector<CacheRootInfo> roots;
+  if (!options.disk_cache) return roots;
+  for (const std::string& dir : options.read_only_dirs) {
+    roots.push_back({dir, true, "WYJIT_CACHE_RO_DIRS"});
+  }
+  roots.push_back(
+      {options.cache_dir.empty() ? detail::default_cache_root().string() : options.cache_dir, false,
+       ""});
+  return roots;
 }
 
 KernelSpec parse_variant(const std::string& command, const std::string& text) {

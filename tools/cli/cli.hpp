@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -27,7 +29,7 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitFailure = 1,   ///< a compile failed, the cache could not be written, ...
   kExitUsage = 2,     ///< unknown command or option, bad value: nothing compiled or written
-  kExitBadEntry = 3,  ///< reserved for `verify` finding bad cache entries
+  kExitBadEntry = 3,  ///< `verify` found bad cache entries
 };
 
 /// A command line the tool refuses. `command` is the subcommand ("" for the top level).
@@ -78,6 +80,14 @@ std::vector<DType> parse_dtype_list(const std::string& command, const std::strin
                                     const std::string& text);
 /// `vk,kv` -> {vk, kv}, in the order given, duplicates dropped.
 std::vector<Layout> parse_layout_list(const std::string& command, const std::string& text);
+/// `strided,table,slot` -> the modes, in the order given, duplicates dropped.
+std::vector<Addressing> parse_addressing_list(const std::string& command, const std::string& text);
+/// `64,128,256` -> head dims, in the order given, duplicates dropped; each 64, 128 or 256.
+std::vector<int> parse_dim_list(const std::string& command, const std::string& option,
+                                const std::string& text);
+/// `1073741824`, `512M`, `1G`, ... (binary multiples) -> bytes.
+std::uint64_t parse_bytes(const std::string& command, const std::string& option,
+                          const std::string& text);
 /// A whole decimal number in [min, max].
 int parse_int(const std::string& command, const std::string& option, const std::string& text,
               int min, int max);
@@ -90,14 +100,45 @@ KernelSpec parse_variant(const std::string& command, const std::string& text);
 /// `sm_90`, `sm_90a` or `compute_90`, for an arch this NVRTC supports; throws UsageError.
 Target parse_target(const std::string& command, const std::string& text);
 
+/// JitOptions for commands that fill a cache: the environment's, with `cache_dir` (when not
+/// empty) as the writable root, and neither read-only roots nor no-JIT mode (a precompile
+/// writes every variant into its root, whatever other roots hold).
+JitOptions writer_options(const std::string& cache_dir);
+/// JitOptions for commands that read caches: DIR alone (writable) when `cache_dir` is not
+/// empty, else the environment's read-only roots and writable root.
+JitOptions reader_options(const std::string& cache_dir);
+/// The roots `options` describes, in search order, without creating or probing anything.
+std::vector<CacheRootInfo> roots_of(const JitOptions& options);
+
 /// The archs (e.g. 75, 80, 90) this NVRTC supports; empty when NVRTC cannot say.
 std::vector<int> nvrtc_supported_archs();
 /// `13.0`, or `unknown`.
 std::string nvrtc_version_text();
 
+/// Reports the progress of a precompile: a redrawn bar on a terminal, else one line per job.
+class Progress {
+ public:
+  Progress(std::size_t total, bool quiet);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  enum class Status { compiled, cached, failed };
+  /// One finished job; thread-safe.
+  void done(Status status, const std::string& target, std::size_t target_width,
+            const std::string& variant, double ms);
+
+ private:
+  void draw_bar();  // with mutex_ held
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 int run_precompile(std::span<const std::string> args);
 int run_compile(std::span<const std::string> args);
 int run_source(std::span<const std::string> args);
 int run_info(std::span<const std::string> args);
+int run_list(std::span<const std::string> args);
+int run_verify(std::span<const std::string> args);
+int run_prune(std::span<const std::string> args);
 
 }  // namespace wyjit::cli

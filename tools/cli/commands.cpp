@@ -21,20 +21,26 @@ name such as gdn_verify.k4.io_bf16.st_f32.strided.vk.d128.
 
 Options:
   -h, --help   this text
+
+Exit status: 0 ok, 2 usage error (a bad or unsupported variant name).
 )";
 
-constexpr const char* kCompileHelp = R"(Usage: wyjit compile VARIANT --arch A [--cache-dir DIR]
+constexpr const char* kCompileHelp =
+    R"(Usage: wyjit compile VARIANT --arch A [--cache-dir DIR] [--save-source]
 
-Compiles one variant for one target (or finds it in the cache) and prints the
-path of its cache entry. Needs no GPU.
+Compiles one variant for one target into the writable cache root (or finds it
+there) and prints the path of its cache entry. Needs no GPU. Read-only roots
+(WYJIT_CACHE_RO_DIRS) and WYJIT_NO_JIT are ignored.
 
 Arguments:
   VARIANT          canonical variant name, e.g. gdn_verify.k4.io_bf16.st_f32.strided.vk.d128
   --arch A         sm_XX (cubin), sm_XXa (arch-specific cubin) or compute_XX (PTX)
-  --cache-dir DIR  cache root (default: $WYJIT_CACHE_DIR, else the library default)
+  --cache-dir DIR  writable root (default: $WYJIT_CACHE_DIR, else $XDG_CACHE_HOME/wyjit,
+                   else ~/.cache/wyjit)
+  --save-source    also write the stamped source next to the entry, as <entry>.cu
   -h, --help       this text
 
-Exit status: 0 ok, 1 compile or cache failure, 2 usage error.
+Exit status: 0 ok, 1 compile failure or the entry could not be written, 2 usage error.
 )";
 
 }  // namespace
@@ -69,14 +75,23 @@ int run_compile(std::span<const std::string> args) {
   std::optional<std::string> variant;
   std::optional<std::string> arch;
   std::string cache_dir;
+  bool save_source = false;
   std::string value;
   while (!reader.done()) {
+    if (reader.flag("--save-source")) {
+      save_source = true;
+      continue;
+    }
     if (reader.option("--arch", value)) {
       if (arch) throw UsageError("compile", "give --arch once (use precompile for several)");
       arch = value;
       continue;
     }
-    if (reader.option("--cache-dir", cache_dir)) continue;
+    if (reader.option("--cache-dir", cache_dir)) {
+      if (cache_dir.empty())
+        throw UsageError("compile", "bad value '' for --cache-dir: empty path");
+      continue;
+    }
     if (!variant) {
       variant = reader.positional();
       continue;
@@ -88,12 +103,21 @@ int run_compile(std::span<const std::string> args) {
   const KernelSpec spec = parse_variant("compile", *variant);
   const Target target = parse_target("compile", *arch);
 
-  JitOptions options = JitOptions::from_env();
-  if (!cache_dir.empty()) options.cache_dir = cache_dir;
+  JitOptions options = writer_options(cache_dir);
+  options.save_source = options.save_source || save_source;
+  options.max_bytes = 0;  // NOTE: like precompile, never evicts
   try {
     Jit jit(options);
     const auto compiled = jit.compile(spec, target);
-    fmt::print("{}\n", compiled->path.empty() ? "(memory only: no cache entry)" : compiled->path);
+    if (compiled->path.empty()) {
+      const CacheRootInfo root = jit.cache_roots().back();
+      fmt::print(stderr,
+                 "wyjit compile: {} for {} compiled, but no entry could be written in '{}'{}\n",
+                 format_spec(spec), target.name(), root.path,
+                 root.reason.empty() ? " (see the log above)" : ": " + root.reason);
+      return kExitFailure;
+    }
+    fmt::print("{}\n", compiled->path);
   } catch (const std::exception& e) {
     fmt::print(stderr, "wyjit compile: {} for {} failed: {}\n", format_spec(spec), target.name(),
                e.what());

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// `wyjit info`: versions, the archs NVRTC supports, the cache root in use.
+// `wyjit info`: versions, the archs NVRTC supports, the driver and GPUs, the cache roots.
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <nvrtc.h>
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "cache/cache_env.hpp"
+#include "cache/cache_lock.hpp"
 #include "cli/cli.hpp"
+#include "compile/nvrtc_compiler.hpp"
+#include "driver/driver_api.hpp"
+#include "jit/target_select.hpp"
 #include "wyjit/jit.hpp"
 
 namespace wyjit::cli {
@@ -17,14 +24,61 @@ namespace {
 
 constexpr const char* kInfoHelp = R"(Usage: wyjit info [--cache-dir DIR]
 
-Prints the wyjit version, the NVRTC version, the targets NVRTC supports and the
-cache root a Jit would use (DIR, else $WYJIT_CACHE_DIR, else the library default).
-Touches no GPU.
+Prints the wyjit version; the NVRTC version, build and library path; the targets
+NVRTC supports; the CUDA driver and each GPU with the target a Jit would build
+for it (when a driver is installed); and the cache settings: every root in
+search order, the lock directory, the size bound and the switches. Creates and
+writes nothing.
 
 Options:
-  --cache-dir DIR   report DIR instead of the default cache root
+  --cache-dir DIR   report DIR as the (only) root instead of the environment's
   -h, --help        this text
+
+Exit status: 0 ok, 2 usage error.
 )";
+
+std::string nvrtc_library_path() {
+  Dl_info info{};
+  // NOTE: the file that holds nvrtcVersion is the NVRTC this process really uses.
+  if (::dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) == 0 || info.dli_fname == nullptr) {
+    return "unknown path";
+  }
+  std::error_code ec;
+  const std::filesystem::path resolved = std::filesystem::canonical(info.dli_fname, ec);
+  return ec ? std::string(info.dli_fname) : resolved.string();
+}
+
+void print_driver() {
+  if (!detail::driver_has_device()) {
+    const std::string why = detail::driver_unavailable_reason();
+    fmt::print("driver: {}\n", why.empty() ? "no CUDA device" : why);
+    return;
+  }
+  const detail::DriverApi& api = detail::driver();
+  int version = 0;
+  api.cuDriverGetVersion(&version);
+  int count = 0;
+  api.cuDeviceGetCount(&count);
+  fmt::print("driver: CUDA {}.{}, {} device(s)\n", version / 1000, version % 1000 / 10, count);
+  for (int i = 0; i < count; ++i) {
+    CUdevice device = 0;
+    if (api.cuDeviceGet(&device, i) != CUDA_SUCCESS) continue;
+    char name[256] = {};
+    api.cuDeviceGetName(name, sizeof name, device);
+    int major = 0;
+    int minor = 0;
+    api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+    api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+    std::string target;
+    try {
+      const Target t = detail::select_target(major * 10 + minor);
+      target = t.name() + (t.ptx ? " (PTX, driver JIT)" : " (cubin)");
+    } catch (const std::exception& e) {
+      target = e.what();
+    }
+    fmt::print("gpu {}: {}, sm_{}{} -> {}\n", i, name, major, minor, target);
+  }
+}
 
 }  // namespace
 
@@ -56,24 +110,35 @@ int run_info(std::span<const std::string> args) {
   }
 
   fmt::print("wyjit {}\n", kVersion);
-  fmt::print("nvrtc {}\n", nvrtc_version_text());
+  fmt::print("nvrtc {} ({})\n", nvrtc_version_text(), nvrtc_library_path());
+  try {
+    fmt::print("nvrtc build: {}\n", detail::nvrtc_identity());
+  } catch (const std::exception& e) {
+    fmt::print("nvrtc build: unknown ({})\n", e.what());
+  }
   std::string archs;
   for (int arch : nvrtc_supported_archs()) {
     archs += fmt::format("{}sm_{}", archs.empty() ? "" : " ", arch);
   }
   fmt::print("supported archs: {}\n", archs.empty() ? "unknown" : archs);
+  print_driver();
 
-  JitOptions options = JitOptions::from_env();
-  if (!cache_dir.empty()) options.cache_dir = cache_dir;
-  try {
-    // NOTE: the library resolves the default root; ask it instead of repeating its rules.
-    const Jit jit(options);
-    fmt::print("cache dir: {}\n", jit.cache_dir().empty() ? "(disk cache off)" : jit.cache_dir());
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "wyjit info: cannot open the cache: {}\n", e.what());
-    return kExitFailure;
+  const JitOptions options = reader_options(cache_dir);
+  fmt::print("cache roots (search order):\n");
+  for (const CacheRootInfo& root : roots_of(options)) {
+    std::error_code ec;
+    const bool exists = std::filesystem::is_directory(root.path, ec);
+    fmt::print("  {:<9} {}{}\n", root.read_only ? "read-only" : "writable", root.path,
+               exists ? "" : " (does not exist yet)");
   }
+  fmt::print("lock dir: {}\n",
+             options.lock_dir.empty() ? detail::default_lock_base().string() : options.lock_dir);
+  fmt::print("max bytes: {}\n", options.max_bytes == 0
+                                    ? std::string("unbounded")
+                                    : fmt::format("{} ({})", options.max_bytes,
+                                                  detail::format_bytes(options.max_bytes)));
+  fmt::print("no-jit: {}\nsave-source: {}\n", options.no_jit ? "on" : "off",
+             options.save_source ? "on" : "off");
   return kExitOk;
 }
 

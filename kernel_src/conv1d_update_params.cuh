@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// The conv1d_update kernel's parameter block and launch geometry. Plain C++ with no CUDA
+// keywords: the host launch layer includes this same file, so both sides agree by construction.
+#pragma once
+
+#if !defined(WYJIT_HOST_DEVICE)
+#if defined(__CUDACC__)
+#define WYJIT_HOST_DEVICE __host__ __device__
+#else
+#define WYJIT_HOST_DEVICE
+#endif
+#endif
+
+namespace wyjit_kernels {
+
+enum Conv1dAddressing : int { kConvAddrStrided = 0, kConvAddrTable = 1, kConvAddrSlot = 2 };
+enum Conv1dRollback : int { kRollbackIntermediate = 0, kRollbackWindow = 1 };
+
+/// Passed by value to every conv1d_update kernel. Strides are in elements.
+///
+/// A state tile is one sequence's conv state in the io dtype, oldest input first: column j of
+/// channel c at c*state_channel_stride + j*state_col_stride, one of the two strides 1.
+struct Conv1dUpdateParams {
+  const void* x;             // [batch*K, x_stride] io
+  void* y;                   // [batch*K, y_stride] io
+  const void* weight;        // [channels][W] weight dtype
+  const void* bias;          // [channels] weight dtype (option bias)
+  void* state;               // strided: S_b = state + b*state_seq_stride; slot: the pool
+  void* inter;               // strided, intermediate: Hi_t(b) = inter + b*iss + t*its
+  const int* window_offset;  // window: [batch] first column of the history
+  long long x_stride;
+  long long y_stride;
+  long long state_cols;            // columns of a tile
+  long long state_channel_stride;  // 1: [cols][channels] tiles
+  long long state_col_stride;      // 1: [channels][cols] tiles
+  long long state_seq_stride;
+  long long inter_seq_stride;
+  long long inter_tok_stride;
+  void* const* tables;  // table: slabs of slab_stride tile pointers
+  long long slab_stride;
+  long long slot_stride;  // slot: pool of num_slots tiles
+  const int* read_slot;   // [batch]
+  const int* write_slot;  // [batch][write_slot_stride]
+  long long write_slot_stride;
+  int num_slots;
+  int batch;
+  int channels;
+  int channel_blocks;  // ceil(channels / conv1d_block_channels())
+};
+
+WYJIT_HOST_DEVICE constexpr int conv1d_threads() { return 128; }
+
+/// Channels one block owns: one per thread.
+WYJIT_HOST_DEVICE constexpr int conv1d_block_channels() { return 128; }
+
+}  // namespace wyjit_kernels
