@@ -61,6 +61,15 @@ Comparison ComparisonAccumulator::finish() const {
   return c;
 }
 
+Comparison count_comparison(std::size_t wrong) {
+  Comparison c;
+  c.count = wrong;
+  c.max_abs_err = static_cast<double>(wrong);
+  c.max_abs_ref = 1;
+  c.rel_err = static_cast<double>(wrong);
+  return c;
+}
+
 bool Comparison::passed(double tol) const { return nan_count == 0 && rel_err <= tol; }
 
 std::string Comparison::describe(std::string_view what) const {

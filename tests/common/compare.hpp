@@ -41,6 +41,10 @@ class ComparisonAccumulator {
   bool have_bad_ = false;
 };
 
+/// A count of elements that should not have changed but did, as a Comparison that passes with
+/// tolerance 0 only when the count is 0 (so it reports beside the numeric checks).
+Comparison count_comparison(std::size_t wrong);
+
 Comparison compare(std::span<const double> reference, std::span<const double> actual);
 /// Same, for an fp32 result (e.g. copied back from the GPU or unpacked with unpack_io).
 Comparison compare(std::span<const double> reference, std::span<const float> actual);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "driver/driver_api.hpp"
+#include "gpu/gdn_verify_buffers.hpp"
 #include "wyjit/error.hpp"
 
 namespace wyjit::test {
@@ -17,18 +18,6 @@ namespace wyjit::test {
 namespace {
 
 constexpr float kPoison = std::numeric_limits<float>::quiet_NaN();
-
-IoType to_io_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return IoType::f32;
-    case DType::f16:
-      return IoType::f16;
-    case DType::bf16:
-      return IoType::bf16;
-  }
-  return IoType::f32;
-}
 
 std::size_t state_offset(Layout layout, int dk, int dv, int i, int j) {
   return layout == Layout::vk ? static_cast<std::size_t>(j) * dk + i
@@ -46,21 +35,6 @@ void upload_async(const DeviceBuffer& dst, const std::vector<std::uint8_t>& src,
                              " bytes into a buffer of " + std::to_string(dst.bytes()));
   }
   WYJIT_CU_CHECK(cuMemcpyHtoDAsync(dst.address(), src.data(), src.size(), stream));
-}
-
-template <typename T>
-std::vector<std::uint8_t> to_bytes(const std::vector<T>& values) {
-  const auto* p = reinterpret_cast<const std::uint8_t*>(values.data());
-  return {p, p + values.size() * sizeof(T)};
-}
-
-Comparison count_as_comparison(std::size_t stray) {
-  Comparison c;
-  c.count = stray;
-  c.max_abs_err = static_cast<double>(stray);
-  c.max_abs_ref = 1;
-  c.rel_err = static_cast<double>(stray);
-  return c;
 }
 
 }  // namespace
@@ -134,7 +108,7 @@ void CapturedGraph::launch(CUstream stream) const { WYJIT_CU_CHECK(cuGraphLaunch
 VerifyRig::VerifyRig(const KernelSpec& spec, int batch, int hk, int hv)
     : spec_(spec), batch_(batch), hk_(hk), hv_(hv) {
   const int K = spec.k;
-  const IoType io = to_io_type(spec.io);
+  const IoType io = io_type(spec.io);
   const std::size_t io_bytes = io_size(io);
   const std::size_t rows = static_cast<std::size_t>(batch) * K;
   tile_ = static_cast<std::size_t>(hv) * spec.dk * spec.dv;
@@ -190,7 +164,7 @@ VerifyRig::VerifyRig(const KernelSpec& spec, int batch, int hk, int hv)
   args_.out = out_->get();
 
   // ---- states ----
-  const std::size_t st_bytes = io_size(to_io_type(spec.state));
+  const std::size_t st_bytes = io_size(io_type(spec.state));
   pool_.emplace(pool_tiles_ * tile_ * st_bytes);
   switch (spec.addressing) {
     case Addressing::strided:
@@ -221,7 +195,7 @@ VerifyRig::VerifyRig(const KernelSpec& spec, int batch, int hk, int hv)
 }
 
 std::size_t VerifyRig::tile_index_bytes(std::size_t tile) const {
-  return tile * tile_ * io_size(to_io_type(spec_.state));
+  return tile * tile_ * io_size(io_type(spec_.state));
 }
 
 void VerifyRig::prepare(std::uint64_t seed, CUstream stream, int padded) {
@@ -236,8 +210,8 @@ void VerifyRig::prepare(std::uint64_t seed, CUstream stream, int padded) {
   seed_ = seed;
   padded_ = padded;
   const int active = batch_ - padded;
-  const IoType io = to_io_type(spec_.io);
-  const IoType st = to_io_type(spec_.state);
+  const IoType io = io_type(spec_.io);
+  const IoType st = io_type(spec_.state);
 
   GdnProblem problem = make_random_problem(
       GdnShape{batch_, hk_, hv_, K, dk, dv, spec_.l2norm_qk, spec_.fused_gating}, io, seed);
@@ -303,8 +277,8 @@ void VerifyRig::prepare(std::uint64_t seed, CUstream stream, int padded) {
         // The padding column names a real slot: a kernel reading it would write there.
         write_slots_[b * (K + 1) + K] = static_cast<std::int32_t>(perm[spare]);
       }
-      upload_async(*read_slot_, to_bytes(read_slots_), stream);
-      upload_async(*write_slot_, to_bytes(write_slots_), stream);
+      upload_async(*read_slot_, as_bytes(read_slots_), stream);
+      upload_async(*write_slot_, as_bytes(write_slots_), stream);
       break;
     }
   }
@@ -350,8 +324,8 @@ std::vector<RigCheck> VerifyRig::check() const {
   const int K = spec_.k;
   const int dk = spec_.dk;
   const int dv = spec_.dv;
-  const IoType io = to_io_type(spec_.io);
-  const IoType st = to_io_type(spec_.state);
+  const IoType io = io_type(spec_.io);
+  const IoType st = io_type(spec_.state);
   const std::vector<std::uint8_t> out = out_->download();
   const std::vector<std::uint8_t> pool = pool_->download();
 
@@ -419,7 +393,7 @@ std::vector<RigCheck> VerifyRig::check() const {
       stray += pool[x] != pool_image_[x] ? 1 : 0;
     }
   }
-  checks.push_back({"elements written where nothing may be", count_as_comparison(stray), 0.0});
+  checks.push_back({"elements written where nothing may be", count_comparison(stray), 0.0});
   return checks;
 }
 
