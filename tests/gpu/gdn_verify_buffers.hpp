@@ -15,6 +15,12 @@ namespace wyjit::test {
 
 IoType io_type(DType t);
 
+/// Offset of state element (i over dk, j over dv) inside one head's tile in `layout`.
+inline std::size_t state_offset(Layout layout, int dk, int dv, int i, int j) {
+  return layout == Layout::vk ? static_cast<std::size_t>(j) * dk + i
+                              : static_cast<std::size_t>(i) * dv + j;
+}
+
 template <typename T>
 std::vector<std::uint8_t> as_bytes(const std::vector<T>& values) {
   const auto* p = reinterpret_cast<const std::uint8_t*>(values.data());

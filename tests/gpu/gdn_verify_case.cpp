@@ -15,11 +15,6 @@ namespace wyjit::test {
 
 namespace {
 
-std::size_t state_offset(Layout layout, int dk, int dv, int i, int j) {
-  return layout == Layout::vk ? static_cast<std::size_t>(j) * dk + i
-                              : static_cast<std::size_t>(i) * dv + j;
-}
-
 // Where each state tile lives: element offsets into one host image, or nullopt when the launch
 // must not write it (a padded sequence or a skipped state).
 struct StateMap {

@@ -19,11 +19,6 @@ namespace {
 
 constexpr float kPoison = std::numeric_limits<float>::quiet_NaN();
 
-std::size_t state_offset(Layout layout, int dk, int dv, int i, int j) {
-  return layout == Layout::vk ? static_cast<std::size_t>(j) * dk + i
-                              : static_cast<std::size_t>(i) * dv + j;
-}
-
 std::vector<std::uint8_t> poisoned(std::size_t count, IoType type) {
   const std::vector<float> nan(count, kPoison);
   return pack_io(nan, type);
