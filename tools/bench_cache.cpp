@@ -2,7 +2,7 @@
 // CPU-side cache benchmark: memory hits under 8 threads, disk read + verify, cold NVRTC
 // compiles, and `wyjit precompile --all --arch sm_90`. Needs no GPU. Prints to stdout.
 //
-//   build/bin/bench_cache [--skip-precompile]
+//   build/bin/bench_cache [--skip-precompile] [--memory-only]
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -222,12 +222,15 @@ void bench_precompile(const std::string& cli) {
 
 int main(int argc, char** argv) {
   bool skip_precompile = false;
+  bool memory_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--skip-precompile") {
       skip_precompile = true;
+    } else if (arg == "--memory-only") {
+      memory_only = true;
     } else {
-      fmt::print(stderr, "usage: bench_cache [--skip-precompile]\n");
+      fmt::print(stderr, "usage: bench_cache [--skip-precompile] [--memory-only]\n");
       return 2;
     }
   }
@@ -237,6 +240,7 @@ int main(int argc, char** argv) {
              host.sysname, host.release, std::thread::hardware_concurrency(), load_average());
   bench_memory_hits(1);
   bench_memory_hits(8);
+  if (memory_only) return 0;
   bench_disk_hits();
   bench_cold_compiles();
   if (!skip_precompile) {

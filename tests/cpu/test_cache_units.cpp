@@ -342,6 +342,9 @@ TEST_CASE("memory table: lock-free finds while a writer grows the table", "[cach
     table.publish(std::make_unique<IntNode>(IntNode{key, key * 3}));
     published.store(key + 1, std::memory_order_release);
   }
+  // NOTE: on a loaded 2-core machine the writer can finish before any reader is scheduled;
+  // keep the table alive until the readers have really looked.
+  while (finds.load() < 3000) std::this_thread::yield();
   done = true;
   for (std::thread& t : readers) t.join();
   CHECK(wrong == 0);
