@@ -25,26 +25,6 @@ std::int64_t channel_blocks(const Conv1dUpdateArgs& a) {
   return (std::int64_t{a.channels} + per_block - 1) / per_block;
 }
 
-// Hi_t(b) for t < K-1 and b < batch must be disjoint tiles of `tile` elements.
-void check_inter_strides(const Guard& guard, const Conv1dUpdateArgs& a, std::int64_t tile) {
-  const std::int64_t tokens = a.k - 1;
-  const bool seq_outer = a.inter_seq_stride >= a.inter_tok_stride;
-  const std::int64_t inner = seq_outer ? a.inter_tok_stride : a.inter_seq_stride;
-  const std::int64_t outer = seq_outer ? a.inter_seq_stride : a.inter_tok_stride;
-  const std::int64_t inner_count = seq_outer ? tokens : a.batch;
-  const std::int64_t outer_count = seq_outer ? a.batch : tokens;
-  const char* inner_name = seq_outer ? "inter_tok_stride" : "inter_seq_stride";
-  const char* outer_name = seq_outer ? "inter_seq_stride" : "inter_tok_stride";
-  if (inner_count > 1 || outer_count > 1) {
-    guard.at_least(inner_name, inner, tile, "the elements a state tile spans");
-  }
-  if (outer_count > 1) {
-    guard.at_least(outer_name, outer, inner * inner_count,
-                   std::string("the intermediate states must not overlap: ") + inner_name + " * " +
-                       std::to_string(inner_count));
-  }
-}
-
 }  // namespace
 
 void check_conv1d_update_args(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
@@ -109,7 +89,9 @@ void check_conv1d_update_args(const KernelSpec& spec, const Conv1dUpdateArgs& a)
         guard.pointer("inter", a.inter, io, kElement);
         guard.at_least("inter_seq_stride", a.inter_seq_stride, 0, "non-negative");
         guard.at_least("inter_tok_stride", a.inter_tok_stride, 0, "non-negative");
-        check_inter_strides(guard, a, tile);
+        detail::check_disjoint_inter_states(guard, a.batch, a.k, a.inter_seq_stride,
+                                            a.inter_tok_stride, tile,
+                                            "the elements a state tile spans");
       }
       break;
     case Addressing::table:

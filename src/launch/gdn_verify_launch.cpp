@@ -19,26 +19,6 @@ namespace {
 
 using detail::Guard;
 
-// Hi_t(b) for t < K-1 and b < batch must be disjoint tiles of `tile` elements.
-void check_inter_strides(const Guard& guard, const GdnVerifyArgs& a, std::int64_t tile) {
-  const std::int64_t tokens = a.k - 1;
-  const bool seq_outer = a.inter_seq_stride >= a.inter_tok_stride;
-  const std::int64_t inner = seq_outer ? a.inter_tok_stride : a.inter_seq_stride;
-  const std::int64_t outer = seq_outer ? a.inter_seq_stride : a.inter_tok_stride;
-  const std::int64_t inner_count = seq_outer ? tokens : a.batch;
-  const std::int64_t outer_count = seq_outer ? a.batch : tokens;
-  const char* inner_name = seq_outer ? "inter_tok_stride" : "inter_seq_stride";
-  const char* outer_name = seq_outer ? "inter_seq_stride" : "inter_tok_stride";
-  if (inner_count > 1 || outer_count > 1) {
-    guard.at_least(inner_name, inner, tile, "one state is num_v_heads*dk*dv elements");
-  }
-  if (outer_count > 1) {
-    guard.at_least(outer_name, outer, inner * inner_count,
-                   std::string("the intermediate states must not overlap: ") + inner_name + " * " +
-                       std::to_string(inner_count));
-  }
-}
-
 }  // namespace
 
 void check_gdn_verify_args(const KernelSpec& spec, const GdnVerifyArgs& a) {
@@ -101,7 +81,9 @@ void check_gdn_verify_args(const KernelSpec& spec, const GdnVerifyArgs& a) {
         guard.at_least("inter_tok_stride", a.inter_tok_stride, 0, "non-negative");
         guard.multiple_of("inter_seq_stride", a.inter_seq_stride, 4, "state tiles are 4-aligned");
         guard.multiple_of("inter_tok_stride", a.inter_tok_stride, 4, "state tiles are 4-aligned");
-        check_inter_strides(guard, a, tile);
+        detail::check_disjoint_inter_states(guard, a.batch, a.k, a.inter_seq_stride,
+                                            a.inter_tok_stride, tile,
+                                            "one state is num_v_heads*dk*dv elements");
       }
       break;
     case Addressing::table:

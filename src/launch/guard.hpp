@@ -67,4 +67,25 @@ class Guard {
   KernelSpec spec_;
 };
 
+/// The intermediate states Hi_t(b), t < k-1, b < batch, at seq_stride*b + tok_stride*t must be
+/// disjoint tiles of `tile` elements (either stride may be the outer one).
+inline void check_disjoint_inter_states(const Guard& guard, int batch, int k,
+                                        std::int64_t seq_stride, std::int64_t tok_stride,
+                                        std::int64_t tile, const char* tile_why) {
+  const std::int64_t tokens = k - 1;
+  const bool seq_outer = seq_stride >= tok_stride;
+  const std::int64_t inner = seq_outer ? tok_stride : seq_stride;
+  const std::int64_t outer = seq_outer ? seq_stride : tok_stride;
+  const std::int64_t inner_count = seq_outer ? tokens : batch;
+  const std::int64_t outer_count = seq_outer ? batch : tokens;
+  const char* inner_name = seq_outer ? "inter_tok_stride" : "inter_seq_stride";
+  const char* outer_name = seq_outer ? "inter_seq_stride" : "inter_tok_stride";
+  if (inner_count > 1 || outer_count > 1) guard.at_least(inner_name, inner, tile, tile_why);
+  if (outer_count > 1) {
+    guard.at_least(outer_name, outer, inner * inner_count,
+                   std::string("the intermediate states must not overlap: ") + inner_name + " * " +
+                       std::to_string(inner_count));
+  }
+}
+
 }  // namespace wyjit::detail
