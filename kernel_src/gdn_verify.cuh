@@ -87,7 +87,7 @@ struct GdnTileMap {
   template <typename T>
   __device__ __forceinline__ void store(T* dst, int j0, const float (&s)[4], int c) const {
     if constexpr (C::kLayout == kLayoutVK) {
-      store4(dst + static_cast<long long>(j0 + col) * C::kDk + first_i(c), s);
+      store4_global(dst + static_cast<long long>(j0 + col) * C::kDk + first_i(c), s);
     } else {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
@@ -238,8 +238,8 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
         ssq += __shfl_xor_sync(0xffffffffu, ssq, offset);
         ssk += __shfl_xor_sync(0xffffffffu, ssk, offset);
       }
-      mul_q /= sqrtf(ssq + 1e-6f);
-      mul_k /= sqrtf(ssk + 1e-6f);
+      mul_q *= rsqrtf(ssq + 1e-6f);
+      mul_k *= rsqrtf(ssk + 1e-6f);
     }
     const int t = ps * kRowsPerPass + tid / kRowLanes;
     if (t < K) {
@@ -382,16 +382,30 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
       acc[K + t] = pq;
     }
     if constexpr (C::kLayout == kLayoutVK) {
+      // Reduce-scatter over the column's lanes: each step halves what a lane holds, so lane l
+      // ends with the totals of x = g * L + l (28 shuffles for K = 16 instead of 96).
+      constexpr int L = C::kLanesPerCol;
+      constexpr int kGroups = (2 * K + L - 1) / L;
+      float v[kGroups][L];
 #pragma unroll
-      for (int offset = C::kLanesPerCol / 2; offset > 0; offset /= 2) {
+      for (int x = 0; x < kGroups * L; ++x) v[x / L][x % L] = x < 2 * K ? acc[x] : 0.0f;
 #pragma unroll
-        for (int x = 0; x < 2 * K; ++x) acc[x] += __shfl_xor_sync(0xffffffffu, acc[x], offset);
+      for (int o = L / 2; o > 0; o /= 2) {
+        const bool upper = (tile.lane_in_col & o) != 0;
+#pragma unroll
+        for (int gi = 0; gi < kGroups; ++gi) {
+#pragma unroll
+          for (int r = 0; r < o; ++r) {
+            const float send = upper ? v[gi][r] : v[gi][r + o];
+            const float keep = upper ? v[gi][r + o] : v[gi][r];
+            v[gi][r] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+          }
+        }
       }
 #pragma unroll
-      for (int x = 0; x < 2 * K; ++x) {
-        if (x % C::kLanesPerCol == tile.lane_in_col) {
-          (x < K ? sP : sR)[(x % K) * COLS + tile.col] = acc[x];
-        }
+      for (int gi = 0; gi < kGroups; ++gi) {
+        const int x = gi * L + tile.lane_in_col;
+        if (x < 2 * K) (x < K ? sP : sR)[(x % K) * COLS + tile.col] = v[gi][0];
       }
     } else {
 #pragma unroll

@@ -92,6 +92,7 @@ Baselines load_baselines(const Target& target) {
       cuLibraryLoadData(&b.library, r.binary.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   WYJIT_CU_CHECK(cuLibraryGetKernel(&b.copy, b.library, "copy_f4"));
   WYJIT_CU_CHECK(cuLibraryGetKernel(&b.naive, b.library, "naive_verify"));
+  WYJIT_CU_CHECK(cuLibraryGetKernel(&b.fanout, b.library, "state_fanout"));
   return b;
 }
 

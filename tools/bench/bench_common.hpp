@@ -67,6 +67,7 @@ struct Baselines {
   CUlibrary library = nullptr;
   CUkernel copy = nullptr;
   CUkernel naive = nullptr;
+  CUkernel fanout = nullptr;
 };
 Baselines load_baselines(const Target& target);
 

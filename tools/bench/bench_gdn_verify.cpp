@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // gdn_verify benchmark: graph-replayed kernel time on buffers rotated past L2, against the copy
 // floor measured in the same run, a graph-replayed copy kernel moving the same bytes, and a
-// naive sequential-per-token kernel. Not a test: it prints numbers.
+// naive sequential-per-token kernel, and verify's state traffic with no arithmetic (fanout_us).
+// Not a test: it prints numbers.
 //
 //   bench_gdn_verify [--variant NAME] [--n 1,8,32,128] [--k 2,4,8,16] [--json FILE]
 //
@@ -53,8 +54,8 @@ int run(int argc, char** argv) {
   Jit jit(JitOptions{.cache_dir = "/tmp/wyjit-bench-cache"});
   std::ofstream json;
   if (!json_path.empty()) json.open(json_path);
-  std::printf("\n%-58s %4s %4s %9s %9s %7s %10s %8s %9s\n", "variant", "N", "K", "verify_us",
-              "floor_us", "%copy", "copyK_us", "x_copyK", "naive_us");
+  std::printf("\n%-58s %4s %4s %9s %9s %7s %10s %8s %9s %9s\n", "variant", "N", "K", "verify_us",
+              "floor_us", "%copy", "copyK_us", "x_copyK", "naive_us", "fanout_us");
   for (const int K : ks) {
     KernelSpec spec = parse_spec(variant);
     spec.k = K;
@@ -111,6 +112,18 @@ int run(int argc, char** argv) {
         launch_copy(baselines, base, base + half, static_cast<long long>(half / 16), stream);
       });
       double naive_us = NAN;
+      double fanout_us = NAN;
+      if (spec.state == DType::f32 && spec.layout == Layout::vk && spec.dk == 128 &&
+          spec.dv == 128 && spec.addressing == Addressing::strided) {
+        fanout_us = graph_us_per_call(stream, sets, replays, [&](int i) {
+          GdnVerifyArgs& a = args[i];
+          int k_ = K, hv_ = HV;
+          void* p[] = {&a.state, &a.inter, &k_, &hv_};
+          WYJIT_CU_CHECK(cuLaunchKernel(reinterpret_cast<CUfunction>(baselines.fanout),
+                                        static_cast<unsigned>(N * HV * 8), 1, 1, 128, 1, 1, 0,
+                                        stream, p, nullptr));
+        });
+      }
       if (spec.io == DType::bf16 && spec.state == DType::f32 && spec.layout == Layout::vk &&
           spec.dk == 128 && spec.dv == 128 && spec.addressing == Addressing::strided) {
         naive_us = graph_us_per_call(stream, sets, replays, [&](int i) {
@@ -126,14 +139,15 @@ int run(int argc, char** argv) {
       }
       WYJIT_CU_CHECK(cuStreamSynchronize(stream));
       const double floor_us = static_cast<double>(moved) / (copy_gbs * 1e3);
-      std::printf("%-58s %4d %4d %9.2f %9.2f %6.1f%% %10.2f %8.2f %9.2f\n",
+      std::printf("%-58s %4d %4d %9.2f %9.2f %6.1f%% %10.2f %8.2f %9.2f %9.2f\n",
                   format_spec(spec).c_str(), N, K, verify_us, floor_us,
-                  100.0 * floor_us / verify_us, copy_us, verify_us / copy_us, naive_us);
+                  100.0 * floor_us / verify_us, copy_us, verify_us / copy_us, naive_us, fanout_us);
       if (json.is_open()) {
         json << "{\"variant\":\"" << format_spec(spec) << "\",\"n\":" << N << ",\"k\":" << K
              << ",\"bytes\":" << moved << ",\"verify_us\":" << verify_us
              << ",\"floor_us\":" << floor_us << ",\"copy_kernel_us\":" << copy_us
              << ",\"naive_us\":" << (std::isnan(naive_us) ? -1.0 : naive_us)
+             << ",\"fanout_us\":" << (std::isnan(fanout_us) ? -1.0 : fanout_us)
              << ",\"copy_gbs\":" << copy_gbs << ",\"sets\":" << sets << "}\n";
       }
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Baseline kernels for the benchmarks, compiled with NVRTC like everything else: a vectorised
-// copy (the bandwidth yardstick) and a naive sequential-per-token verify (what peers do).
+// copy (the bandwidth yardstick), verify's state traffic with no arithmetic (the floor of that
+// access pattern) and a naive sequential-per-token verify (what peers do).
 #pragma once
 
 namespace wyjit::bench {
@@ -12,6 +13,28 @@ struct alignas(16) F4 { float x, y, z, w; };
 extern "C" __global__ void __launch_bounds__(256) copy_f4(const F4* __restrict__ src,
                                                           F4* __restrict__ dst, long long n) {
   for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) dst[i] = src[i];
+}
+
+// Verify's state traffic alone, shaped like gdn_verify's vk blocks: one 128-thread block per
+// (sequence, value head, 16-column strip) of a [dv=128][dk=128] fp32 state reads its 8 KiB once
+// and writes it K times (K-1 intermediate states [b][K-1][HV], then the state itself).
+extern "C" __global__ void __launch_bounds__(128) state_fanout(float* state, float* inter, int K,
+                                                               int HV) {
+  const long long tile = blockIdx.x / 8;  // b * HV + vh
+  const int strip = blockIdx.x % 8;
+  const long long b = tile / HV;
+  const long long vh = tile % HV;
+  F4* s0 = reinterpret_cast<F4*>(state + tile * 16384 + strip * 2048);
+  F4 r[4];
+#pragma unroll
+  for (int c = 0; c < 4; ++c) r[c] = s0[c * 128 + threadIdx.x];
+  for (int t = 0; t < K; ++t) {
+    F4* dst = t == K - 1 ? s0
+                         : reinterpret_cast<F4*>(inter + ((b * (K - 1) + t) * HV + vh) * 16384 +
+                                                 strip * 2048);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) dst[c * 128 + threadIdx.x] = r[c];
+  }
 }
 
 __device__ __forceinline__ float bf16_to_float(unsigned short b) {
