@@ -205,3 +205,42 @@ def test_streams():
     assert stream_handle(TorchLikeStream()) == 0x1234
     with pytest.raises(wyjit.InvalidArgumentError, match="stream is a str"):
         stream_handle("default")
+
+
+def test_the_gpu_tests_strided_kv_case_reaches_the_c_call_with_dense_strides(monkeypatch):
+    """The arguments of test_gpu.py's check_strided("bf16", "kv") (B=3, HK=2, HV=4, K=4,
+    d=128) as the C launch receives them: every pointer as given, dense strides, kv tiles."""
+    from wyjit import _lib
+
+    spec = wyjit.Spec(k=4, io="bf16", layout="kv")
+    K, d = 4, 128
+    tile = HV * d * d
+    args = dict(
+        batch=B, num_k_heads=HK, num_v_heads=HV,
+        q=FakeTensor((B, K, HK, d), "bfloat16"), k=FakeTensor((B, K, HK, d), "bfloat16"),
+        v=FakeTensor((B, K, HV, d), "bfloat16"), out=FakeTensor((B, K, HV, d), "bfloat16"),
+        g=FakeTensor((B, K, HV)), beta=FakeTensor((B, K, HV)),
+        state=FakeTensor((B, HV, d, d)), inter=FakeTensor((B, K - 1, HV, d, d)),
+    )
+    seen = []
+
+    def launch(handle, c_args, stream):
+        seen.append((handle, c_args._obj, stream))  # byref(): the struct itself
+        return 0
+
+    monkeypatch.setattr(_lib.lib(), "wyjit_launch_gdn_verify", launch)
+
+    class OpenJit:
+        _handle = 1
+
+    wyjit.gdn_verify(wyjit.Kernel(0xABC, spec, OpenJit()), stream=0x55, **args)
+    (handle, c, stream), = seen
+    assert (handle, stream) == (0xABC, 0x55)
+    assert (c.batch, c.num_k_heads, c.num_v_heads, c.k, c.dk, c.dv) == (B, HK, HV, K, d, d)
+    assert (c.qk_stride, c.v_stride, c.gb_stride, c.o_stride) == (HK * d, HV * d, HV, HV * d)
+    assert (c.state_seq_stride, c.inter_seq_stride, c.inter_tok_stride) == (tile, 3 * tile, tile)
+    for field, name in (("q", "q"), ("k_in", "k"), ("v", "v"), ("out", "out"), ("g", "g"),
+                        ("beta", "beta"), ("state", "state"), ("inter", "inter")):
+        assert getattr(c, field) == args[name].data_ptr(), field
+    assert c.scale == pytest.approx(1 / math.sqrt(d))
+    wyjit.check_gdn_verify(spec, **args)  # and the library's own guards accept them

@@ -36,6 +36,20 @@ if pytest is not None:
 
 B, HK, HV = 3, 2, 4
 
+# Where the tensors live and what launches: "cuda" and wyjit.gdn_verify here; the CPU self-test
+# of this harness (test_gpu_harness.py) swaps in "cpu" and a float64 emulation of the kernel.
+DEVICE = "cuda"
+LAUNCH = wyjit.gdn_verify
+
+
+def synchronize():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def current_stream():
+    return torch.cuda.current_stream() if DEVICE == "cuda" else None
+
 
 def dtype_of(name):
     return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[name]
@@ -50,18 +64,27 @@ def from_layout(stored, layout):
     return stored.transpose(-1, -2) if layout == "vk" else stored
 
 
+def stored_states(canonical, layout, dtype):
+    """A new contiguous tensor holding `canonical` states in the variant's storage.
+
+    NOTE: always a copy. `to(dtype)` returns the tensor itself when the dtype already matches and
+    `contiguous()` does when it is contiguous, so for kv states of the input's dtype the kernel
+    would otherwise write its final state over the test's own x["state0"]."""
+    return to_layout(canonical, layout).to(dtype).clone(memory_format=torch.contiguous_format)
+
+
 def make_inputs(spec, batch, seed):
     """Random inputs, already rounded to what the kernel reads; state0 canonical [B, HV, dk, dv]."""
-    gen = torch.Generator(device="cuda")
+    gen = torch.Generator(device=DEVICE)
     gen.manual_seed(seed)
     io = dtype_of(spec.io)
     K, dk, dv = spec.k, spec.dk, spec.dv
 
     def randn(*shape):
-        return torch.randn(*shape, device="cuda", generator=gen)
+        return torch.randn(*shape, device=DEVICE, generator=gen)
 
     def rand(*shape):
-        return torch.rand(*shape, device="cuda", generator=gen)
+        return torch.rand(*shape, device=DEVICE, generator=gen)
 
     return dict(
         q=torch.nn.functional.normalize(randn(batch, K, HK, dk), dim=-1).to(io),
@@ -97,12 +120,46 @@ def tolerances(spec):
     return out, state
 
 
-def assert_close(got, want, tol, what):
+def assert_close(got, want, tol, what, dims=()):
+    """Max-abs error relative to max |want|. `dims` names got's leading dims (e.g. ("b", "t",
+    "head")): a failure then lists which of those slices are wrong, so one GPU run tells a wrong
+    head or sequence from a wrong everything."""
     got = got.double()
-    assert not torch.isnan(got).any(), f"{what}: NaN in the result (not written?)"
-    err = (got - want).abs().max().item()
+    want = want.double()
     ref = max(want.abs().max().item(), 1e-30)
-    assert err / ref <= tol, f"{what}: relative error {err / ref:.3e} > {tol}"
+    diff = (got - want).abs()
+    nan = torch.isnan(got)
+    err = diff[~nan].max().item() if (~nan).any() else math.inf
+    if not nan.any() and err / ref <= tol:
+        return
+    detail = f"relative error {err / ref:.3e} > {tol}" if not nan.any() else (
+        f"{int(nan.sum())} of {nan.numel()} elements NaN (not written?)")
+    if dims:
+        per = torch.where(nan, torch.full_like(diff, math.inf), diff)
+        per = per.flatten(len(dims)).amax(-1) / ref  # [leading dims]
+        bad = (per > tol).nonzero().tolist()
+        listed = ", ".join(
+            " ".join(f"{d}={i}" for d, i in zip(dims, idx)) + f": {per[tuple(idx)].item():.2e}"
+            for idx in bad[:16])
+        detail += f"; wrong in {len(bad)} of {per.numel()} ({' x '.join(dims)}) slices: {listed}"
+        if len(bad) > 16:
+            detail += ", ..."
+    raise AssertionError(f"{what}: {detail}")
+
+
+def storage_address(t):
+    storage = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    return storage.data_ptr()
+
+
+def assert_no_alias(x, written):
+    """The kernel's outputs must not share memory with the inputs the reference reads."""
+    inputs = {n: storage_address(x[n]) for n in ("q", "k", "v", "g", "beta", "state0")}
+    for name, t in written.items():
+        for n, address in inputs.items():
+            assert storage_address(t) != address, (
+                f"test harness bug: {name} shares its storage with x[{n!r}], so the launch "
+                "would change what the reference reads")
 
 
 def new_jit():
@@ -110,9 +167,11 @@ def new_jit():
 
 
 def launch(kernel, x, out, **state_arguments):
-    wyjit.gdn_verify(kernel, batch=x["q"].shape[0], num_k_heads=HK, num_v_heads=HV, q=x["q"],
-                     k=x["k"], v=x["v"], g=x["g"], beta=x["beta"], out=out,
-                     stream=torch.cuda.current_stream(), **state_arguments)
+    written = {n: t for n, t in state_arguments.items() if n in ("state", "inter")}
+    assert_no_alias(x, {"out": out, **written})
+    LAUNCH(kernel, batch=x["q"].shape[0], num_k_heads=HK, num_v_heads=HV, q=x["q"], k=x["k"],
+           v=x["v"], g=x["g"], beta=x["beta"], out=out, stream=current_stream(),
+           **state_arguments)
 
 
 # ---- the cases ------------------------------------------------------------------------------
@@ -123,51 +182,68 @@ def check_strided(jit, io, layout):
     K = spec.k
     x = make_inputs(spec, B, seed=11)
     st = dtype_of(spec.state)
-    state = to_layout(x["state0"], layout).to(st).contiguous()  # [B, HV, ., .]
+    state = stored_states(x["state0"], layout, st)  # [B, HV, ., .]
     shape = tuple(state.shape[1:])
-    inter = torch.full((B, K - 1, *shape), math.nan, device="cuda", dtype=st)
-    out = torch.full(x["v"].shape, math.nan, device="cuda", dtype=dtype_of(io))
+    inter = torch.full((B, K - 1, *shape), math.nan, device=DEVICE, dtype=st)
+    out = torch.full(x["v"].shape, math.nan, device=DEVICE, dtype=dtype_of(io))
+    want_out, want_states = reference(x, 1 / math.sqrt(spec.dk))  # before the launch writes
     launch(jit.kernel(spec), x, out, state=state, inter=inter)
-    torch.cuda.synchronize()
-    want_out, want_states = reference(x, 1 / math.sqrt(spec.dk))
+    synchronize()
     tol_out, tol_state = tolerances(spec)
-    assert_close(out, want_out, tol_out, f"{spec}: out")
+    assert_close(out, want_out, tol_out, f"{spec}: out", ("b", "t", "head"))
     for t in range(K - 1):
         assert_close(from_layout(inter[:, t], layout), want_states[:, t], tol_state,
-                     f"{spec}: state after token {t}")
-    assert_close(from_layout(state, layout), want_states[:, K - 1], tol_state, f"{spec}: final state")
+                     f"{spec}: state after token {t}", ("b", "head"))
+    assert_close(from_layout(state, layout), want_states[:, K - 1], tol_state,
+                 f"{spec}: final state", ("b", "head"))
 
 
 def check_table(jit):
+    """Table addressing through a TableStager, with null entries in the middle of the batch:
+    sequence PADDED is padding (null S_b: nothing of it read or written) and Hi_0 of sequence 0
+    is skipped (null entry)."""
     spec = wyjit.Spec(k=3, io="bf16", addressing="table")
-    K, batch = spec.k, 4
+    K, batch, padded = spec.k, 4, 2
     x = make_inputs(spec, batch, seed=12)
     tiles = 2 * batch * K
-    pool = torch.full((tiles, HV, spec.dv, spec.dk), math.nan, device="cuda")  # vk tiles
+    pool = torch.full((tiles, HV, spec.dv, spec.dk), math.nan, device=DEVICE)  # vk tiles
     perm = torch.randperm(tiles, generator=torch.Generator().manual_seed(5)).tolist()
     reads = perm[:batch]
     writes = [perm[batch + b * (K - 1): batch + (b + 1) * (K - 1)] for b in range(batch)]
     for b in range(batch):
         pool[reads[b]] = to_layout(x["state0"][b], "vk")
-    stream = torch.cuda.current_stream()
-    with wyjit.TableStager(K, max_batch=batch) as stager:
-        stager.stage([pool[i] for i in reads],
-                     [[pool[writes[b][t]] for b in range(batch)] for t in range(K - 1)],
-                     stream=stream)
-        out = torch.full(x["v"].shape, math.nan, device="cuda", dtype=torch.bfloat16)
-        launch(jit.kernel(spec), x, out, tables=stager)
-        torch.cuda.synchronize()
+    before = pool.clone()
     want_out, want_states = reference(x, 1 / math.sqrt(spec.dk))
+    staged_states = [None if b == padded else pool[reads[b]] for b in range(batch)]
+    staged_inter = [[None if b == padded or (b, t) == (0, 0) else pool[writes[b][t]]
+                     for b in range(batch)] for t in range(K - 1)]
+    stream = current_stream()
+    with wyjit.TableStager(K, max_batch=batch) as stager:
+        stager.stage(staged_states, staged_inter, stream=stream)
+        out = torch.full(x["v"].shape, math.nan, device=DEVICE, dtype=torch.bfloat16)
+        launch(jit.kernel(spec), x, out, tables=stager)
+        synchronize()
     tol_out, tol_state = tolerances(spec)
-    assert_close(out, want_out, tol_out, f"{spec}: out")
-    for b in range(batch):
+    live = [b for b in range(batch) if b != padded]
+    assert_close(out[live], want_out[live], tol_out, f"{spec}: out (live sequences {live})",
+                 ("b", "t", "head"))
+    assert torch.isnan(out[padded]).all(), f"{spec}: out of padded sequence {padded} was written"
+    written = set()
+    for b in live:
         for t in range(K - 1):
+            if staged_inter[t][b] is None:
+                continue
+            written.add(writes[b][t])
             assert_close(from_layout(pool[writes[b][t]], "vk"), want_states[b, t], tol_state,
-                         f"{spec}: sequence {b}, state after token {t}")
+                         f"{spec}: sequence {b}, state after token {t}", ("head",))
+        written.add(reads[b])
         assert_close(from_layout(pool[reads[b]], "vk"), want_states[b, K - 1], tol_state,
-                     f"{spec}: sequence {b}, final state")
-    untouched = sorted(set(range(tiles)) - set(reads) - {w for row in writes for w in row})
-    assert torch.isnan(pool[untouched]).all(), "a tile no table names was written"
+                     f"{spec}: sequence {b}, final state", ("head",))
+    others = sorted(set(range(tiles)) - written)
+    assert torch.equal(pool[others].isnan(), before[others].isnan()) and torch.equal(
+        pool[others].nan_to_num(), before[others].nan_to_num()), (
+        "a tile no live table entry names was written (padded sequence, skipped Hi_0(0), or "
+        "unnamed)")
 
 
 def check_slot(jit):
@@ -175,23 +251,23 @@ def check_slot(jit):
     K = spec.k
     x = make_inputs(spec, B, seed=13)
     slots = B * (K + 1) + 1
-    pool = torch.full((slots, HV, spec.dk, spec.dv), math.nan, device="cuda")  # kv tiles
+    pool = torch.full((slots, HV, spec.dk, spec.dv), math.nan, device=DEVICE)  # kv tiles
     perm = torch.randperm(slots, generator=torch.Generator().manual_seed(6))
-    read_slot = perm[:B].to(device="cuda", dtype=torch.int32)
-    write_slot = perm[B: B + B * K].view(B, K).to(device="cuda", dtype=torch.int32)
+    read_slot = perm[:B].to(device=DEVICE, dtype=torch.int32)
+    write_slot = perm[B: B + B * K].view(B, K).to(device=DEVICE, dtype=torch.int32)
     pool[read_slot.long()] = x["state0"]
     before = pool.clone()
-    out = torch.full(x["v"].shape, math.nan, device="cuda", dtype=torch.float16)
-    launch(jit.kernel(spec), x, out, state=pool, read_slot=read_slot, write_slot=write_slot)
-    torch.cuda.synchronize()
+    out = torch.full(x["v"].shape, math.nan, device=DEVICE, dtype=torch.float16)
     want_out, want_states = reference(x, 1 / math.sqrt(spec.dk))
+    launch(jit.kernel(spec), x, out, state=pool, read_slot=read_slot, write_slot=write_slot)
+    synchronize()
     tol_out, tol_state = tolerances(spec)
-    assert_close(out, want_out, tol_out, f"{spec}: out")
+    assert_close(out, want_out, tol_out, f"{spec}: out", ("b", "t", "head"))
     for t in range(K):
         assert_close(pool[write_slot[:, t].long()], want_states[:, t], tol_state,
-                     f"{spec}: state after token {t}")
+                     f"{spec}: state after token {t}", ("b", "head"))
     assert torch.equal(pool[read_slot.long()], before[read_slot.long()]), "a read slot was written"
-    assert torch.isnan(pool[perm[B + B * K:].cuda()]).all(), "the spare slot was written"
+    assert torch.isnan(pool[perm[B + B * K:].to(DEVICE)]).all(), "the spare slot was written"
 
 
 def check_torch_graph(jit):
@@ -200,9 +276,9 @@ def check_torch_graph(jit):
     K = spec.k
     kernel = jit.kernel(spec)  # before capture
     x = make_inputs(spec, B, seed=20)
-    state = to_layout(x["state0"], "vk").contiguous()
-    inter = torch.empty((B, K - 1, *state.shape[1:]), device="cuda")
-    out = torch.empty(x["v"].shape, device="cuda", dtype=torch.bfloat16)
+    state = stored_states(x["state0"], "vk", torch.float32)
+    inter = torch.empty((B, K - 1, *state.shape[1:]), device=DEVICE)
+    out = torch.empty(x["v"].shape, device=DEVICE, dtype=torch.bfloat16)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         launch(kernel, x, out, state=state, inter=inter)
@@ -214,21 +290,21 @@ def check_torch_graph(jit):
         x["state0"] = fresh["state0"]
         state.copy_(to_layout(fresh["state0"], "vk"))
         out.fill_(math.nan)
+        want_out, want_states = reference(x, 1 / math.sqrt(spec.dk))
         graph.replay()
         torch.cuda.synchronize()
-        want_out, want_states = reference(x, 1 / math.sqrt(spec.dk))
-        assert_close(out, want_out, tol_out, f"replay {replay}: out")
+        assert_close(out, want_out, tol_out, f"replay {replay}: out", ("b", "t", "head"))
         assert_close(from_layout(state, "vk"), want_states[:, K - 1], tol_state,
-                     f"replay {replay}: final state")
+                     f"replay {replay}: final state", ("b", "head"))
 
 
 def check_errors_on_the_gpu(jit):
     spec = wyjit.Spec(k=2, io="f32", dk=64, dv=64)
     x = make_inputs(spec, B, seed=30)
     kernel = jit.kernel(spec)
-    state = x["state0"].contiguous()
-    inter = torch.empty((B, 1, HV, 64, 64), device="cuda")
-    out = torch.empty(x["v"].shape, device="cuda")
+    state = stored_states(x["state0"], "vk", torch.float32)
+    inter = torch.empty((B, 1, HV, 64, 64), device=DEVICE)
+    out = torch.empty(x["v"].shape, device=DEVICE)
     bad = dict(x)
     bad["q"] = x["q"].to(torch.float16)
     try:
@@ -253,7 +329,7 @@ if pytest is not None:
 
     @pytest.fixture(scope="module")
     def jit():
-        torch.zeros(1, device="cuda")  # makes torch's CUDA context current on this thread
+        torch.zeros(1, device=DEVICE)  # makes torch's CUDA context current on this thread
         torch.cuda.synchronize()
         with new_jit() as manager:
             yield manager
@@ -279,7 +355,7 @@ if __name__ == "__main__":
     if UNAVAILABLE:
         print(f"SKIPPED: wyjit-gpu-unavailable: {UNAVAILABLE}")
         sys.exit(0)
-    torch.zeros(1, device="cuda")
+    torch.zeros(1, device=DEVICE)
     torch.cuda.synchronize()
     cases = [(f"strided {io} {layout}", check_strided, (io, layout)) for io, layout in STRIDED]
     cases += [("table", check_table, ()), ("slot", check_slot, ()),
