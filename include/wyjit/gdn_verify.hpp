@@ -79,9 +79,26 @@ class GdnTableStager {
   GdnTableStager& operator=(const GdnTableStager&) = delete;
 
   /// Copies `states[b]` (S_b) and `inter[t][b]` (Hi_t(b), t = 0..K-2) for b < batch into the
-  /// buffer with cuMemcpyHtoDAsync on `stream`. The host arrays must stay alive until the
-  /// copy completes. Throws Error(invalid_argument) for null pointers or batch > max_batch.
+  /// buffer with cuMemcpyHtoDAsync on `stream`; entries batch..max_batch-1 become null. The
+  /// host arrays must stay alive until the copy completes.
+  ///
+  /// Null entries are padding, anywhere in the batch (what a CUDA-graph engine needs when a
+  /// slot of a captured batch is free this step):
+  /// - `states[b]` null: sequence b is skipped whole (nothing read, nothing written, its out
+  ///   rows left as they were); its `inter[t][b]` entries are ignored and may be anything.
+  /// - `inter[t][b]` null while `states[b]` is not: Hi_t(b) is not written (the sequence is
+  ///   still verified, its other states and its final state written), like a negative write
+  ///   slot of slot addressing.
+  /// The arrays themselves (`states`, and `inter` and each `inter[t]` when K > 1) must not be
+  /// null. Throws Error(invalid_argument) (see check_stage) before copying anything, or when
+  /// `stream` is being captured.
   void stage(void* const* states, void* const* const* inter, int batch, CUstream stream);
+
+  /// The argument checks of stage() for a stager of `k` and `max_batch`, without a stager or
+  /// a driver: batch in 1..max_batch, non-null arrays. Throws Error(invalid_argument) naming
+  /// the argument.
+  static void check_stage(int k, int max_batch, void* const* states, void* const* const* inter,
+                          int batch);
 
   void* const* device_tables() const noexcept { return tables_; }
   std::int64_t slab_stride() const noexcept { return max_batch_; }

@@ -358,10 +358,13 @@ WYJIT_API void wyjit_table_stager_destroy(wyjit_table_stager* stager);
 
 /**
  * Copies `states[b]` (S_b) and `inter[t][b]` (Hi_t(b), t = 0..K-2) for b < batch into the
- * buffer, asynchronously on `stream`; entries batch..max_batch-1 become NULL (padding: the kernel
- * skips those sequences). `inter` may be NULL when K == 1. The host arrays must stay alive until
- * the copy completes. Every pointer must be non-NULL; on any error nothing is copied. Not
- * allowed while `stream` is being captured: stage between replays, on the replay stream.
+ * buffer, asynchronously on `stream`; entries batch..max_batch-1 become NULL. A NULL entry is
+ * padding, anywhere: a NULL states[b] makes the kernel skip sequence b whole (its inter[t][b] are
+ * ignored); a NULL inter[t][b] skips writing Hi_t(b) only. The arrays `states`, and `inter` and
+ * each `inter[t]` when K > 1, must be non-NULL (`inter` may be NULL when K == 1), and batch in
+ * 1..max_batch; on any error nothing is copied. The host arrays must stay alive until the copy
+ * completes. Not allowed while `stream` is being captured: stage between replays, on the replay
+ * stream.
  */
 WYJIT_API wyjit_status wyjit_table_stager_stage(wyjit_table_stager* stager, void* const* states,
                                                 void* const* const* inter, int32_t batch,

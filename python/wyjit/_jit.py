@@ -158,11 +158,10 @@ class Jit:
         return Kernel(int(handle.value or 0), s, self)
 
 
-def _pointer(name: str, obj: Any) -> int:
+def _entry(name: str, obj: Any) -> Optional[int]:
+    """A table entry: a device address, or None for None and 0 (a null entry: padding)."""
     a = array(name, obj)
-    if a is None or a.ptr == 0:
-        raise _errors.invalid_argument(f"{name} is null")
-    return a.ptr
+    return None if a is None or a.ptr == 0 else a.ptr
 
 
 class TableStager:
@@ -196,10 +195,14 @@ class TableStager:
     def stage(self, states: Sequence[Any], inter: Optional[Sequence[Sequence[Any]]] = None,
               stream: Any = None) -> None:
         """Stages S_b = states[b] and Hi_t(b) = inter[t][b] (t = 0..K-2) for b < len(states);
-        later entries become null (padding). Pointers are ints or tensors (data_ptr())."""
+        later entries become null (padding). Pointers are ints or tensors (data_ptr()).
+
+        None (or 0) is a null entry, allowed anywhere: states[b] None pads sequence b (the
+        kernel skips it whole; its inter entries are ignored), inter[t][b] None skips writing
+        Hi_t(b) of a live sequence. `inter` is needed when K > 1 (rows of None skip them all)."""
         batch = len(states)
         row_type = ctypes.c_void_p * max(1, batch)
-        c_states = row_type(*[_pointer(f"states[{b}]", s) for b, s in enumerate(states)])
+        c_states = row_type(*[_entry(f"states[{b}]", s) for b, s in enumerate(states)])
         c_inter = None
         rows = []
         if inter is not None:
@@ -212,7 +215,7 @@ class TableStager:
                     raise _errors.invalid_argument(
                         f"inter[{t}] has {len(row)} pointers, states has {batch}"
                     )
-                rows.append(row_type(*[_pointer(f"inter[{t}][{b}]", p) for b, p in enumerate(row)]))
+                rows.append(row_type(*[_entry(f"inter[{t}][{b}]", p) for b, p in enumerate(row)]))
             c_inter = (ctypes.POINTER(ctypes.c_void_p) * max(1, len(rows)))(
                 *[ctypes.cast(r, ctypes.POINTER(ctypes.c_void_p)) for r in rows]
             )

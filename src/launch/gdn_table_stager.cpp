@@ -94,42 +94,52 @@ GdnTableStager::~GdnTableStager() {
   }
 }
 
-void GdnTableStager::stage(void* const* states, void* const* const* inter, int batch,
-                           CUstream stream) {
-  // Every check before the first copy: on an error nothing is staged.
+void GdnTableStager::check_stage(int k, int max_batch, void* const* states,
+                                 void* const* const* inter, int batch) {
   auto fail = [&](const std::string& what) {
-    throw Error(ErrorCode::invalid_argument, "GdnTableStager::stage(k " + std::to_string(k_) +
-                                                 ", max_batch " + std::to_string(max_batch_) +
+    throw Error(ErrorCode::invalid_argument, "GdnTableStager::stage(k " + std::to_string(k) +
+                                                 ", max_batch " + std::to_string(max_batch) +
                                                  "): " + what);
   };
-  if (batch < 1 || batch > max_batch_) {
+  if (batch < 1 || batch > max_batch) {
     fail("batch is " + std::to_string(batch) + ", must be 1..max_batch (" +
-         std::to_string(max_batch_) + ")");
+         std::to_string(max_batch) + ")");
   }
-  if (states == nullptr) fail("states is null (want an array of batch state pointers)");
-  for (int b = 0; b < batch; ++b) {
-    if (states[b] == nullptr) fail("states[" + std::to_string(b) + "] is null");
+  if (states == nullptr) {
+    fail(
+        "states is null (want an array of batch state pointers; a null entry pads that "
+        "sequence)");
   }
-  if (k_ > 1) {
+  if (k > 1) {
     if (inter == nullptr) {
-      fail("inter is null (want K-1 = " + std::to_string(k_ - 1) +
-           " arrays of batch intermediate-state pointers)");
+      fail("inter is null (want K-1 = " + std::to_string(k - 1) +
+           " arrays of batch intermediate-state pointers; null entries skip those states)");
     }
-    for (int t = 0; t + 1 < k_; ++t) {
-      if (inter[t] == nullptr) fail("inter[" + std::to_string(t) + "] is null");
-      for (int b = 0; b < batch; ++b) {
-        if (inter[t][b] == nullptr) {
-          fail("inter[" + std::to_string(t) + "][" + std::to_string(b) + "] is null");
-        }
+    for (int t = 0; t + 1 < k; ++t) {
+      if (inter[t] == nullptr) {
+        fail("inter[" + std::to_string(t) + "] is null (want an array of batch pointers; " +
+             "null entries skip those states)");
       }
     }
   }
+  // NOTE: null entries are padding (DESIGN.md, pointer tables): a null states[b] skips
+  // sequence b whole, a null inter[t][b] skips writing Hi_t(b). Both are the kernel's
+  // behaviour (gdn_state_addressing.cuh); nothing else about an entry can be checked here.
+}
+
+void GdnTableStager::stage(void* const* states, void* const* const* inter, int batch,
+                           CUstream stream) {
+  // Every check before the first copy: on an error nothing is staged.
+  check_stage(k_, max_batch_, states, inter, batch);
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   WYJIT_CU_CHECK(cuStreamIsCapturing(stream, &capture));
   if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
-    fail("the stream " + hex(reinterpret_cast<std::uintptr_t>(stream)) +
-         " is being captured: staging copies host memory, which a graph would replay stale; "
-         "stage between replays, on the replay stream");
+    throw Error(ErrorCode::invalid_argument,
+                "GdnTableStager::stage(k " + std::to_string(k_) + ", max_batch " +
+                    std::to_string(max_batch_) + "): the stream " +
+                    hex(reinterpret_cast<std::uintptr_t>(stream)) +
+                    " is being captured: staging copies host memory, which a graph would replay "
+                    "stale; stage between replays, on the replay stream");
   }
 
   const CUdeviceptr base = device_address(tables_);

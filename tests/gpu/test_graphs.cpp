@@ -179,8 +179,8 @@ TEST_CASE("graphs: a launch during global-mode capture allocates and synchronise
 }
 
 TEST_CASE(
-    "table stager: stages K slabs, nulls the tail, refuses null pointers naming them and "
-    "copies nothing then, refuses a capturing stream",
+    "table stager: stages K slabs, nulls the tail, stages null entries (padding) anywhere, "
+    "refuses null arrays naming them and copies nothing then, refuses a capturing stream",
     "[gpu][graph][stager]") {
   make_context_current();
   const Stream stream;
@@ -206,13 +206,15 @@ TEST_CASE(
   std::vector<void*> inter1{fake(2, 0), fake(2, 1), fake(2, 2), fake(2, 3)};
   void* const* inter[] = {inter0.data(), inter1.data()};
 
+  // What slab s entry b must hold after staging `batch` entries of states/inter0/inter1.
   const auto expect_staged = [&](int batch) {
     const std::vector<std::uintptr_t> got = download();
+    const std::vector<void*>* slabs[] = {&states, &inter0, &inter1};
     for (int s = 0; s < kK; ++s) {
       for (int b = 0; b < kMaxBatch; ++b) {
         INFO("slab " << s << " entry " << b << " after staging batch " << batch);
         CHECK(got[s * kMaxBatch + b] ==
-              (b < batch ? reinterpret_cast<std::uintptr_t>(fake(s, b)) : 0));
+              (b < batch ? reinterpret_cast<std::uintptr_t>((*slabs[s])[b]) : 0));
       }
     }
   };
@@ -223,15 +225,23 @@ TEST_CASE(
   stream.synchronize();
   expect_staged(2);
 
-  // Refusals: the message names the argument and its index; nothing is copied.
+  // Null entries are padding, staged as they are: a padded sequence in the middle, a skipped
+  // intermediate state of another sequence.
   states[1] = nullptr;
-  CHECK_THROWS_WITH(stager.stage(states.data(), inter, 3, stream.get()),
-                    Catch::Contains("states[1] is null"));
-  states[1] = fake(0, 1);
   inter1[2] = nullptr;
-  CHECK_THROWS_WITH(stager.stage(states.data(), inter, 3, stream.get()),
-                    Catch::Contains("inter[1][2] is null"));
+  stager.stage(states.data(), inter, 3, stream.get());
+  stream.synchronize();
+  expect_staged(3);
+  states[1] = fake(0, 1);
   inter1[2] = fake(2, 2);
+  stager.stage(states.data(), inter, 2, stream.get());
+  stream.synchronize();
+  expect_staged(2);
+
+  // Refusals: the message names the argument; nothing is copied.
+  void* const* missing_row[] = {inter0.data(), nullptr};
+  CHECK_THROWS_WITH(stager.stage(states.data(), missing_row, 3, stream.get()),
+                    Catch::Contains("inter[1] is null"));
   CHECK_THROWS_WITH(stager.stage(states.data(), nullptr, 3, stream.get()),
                     Catch::Contains("inter is null"));
   CHECK_THROWS_WITH(stager.stage(states.data(), inter, 5, stream.get()),
@@ -267,11 +277,11 @@ TEST_CASE(
   REQUIRE(wyjit_table_stager_create(kK, kMaxBatch, &c_stager) == WYJIT_OK);
   CHECK(wyjit_table_stager_slab_stride(c_stager) == kMaxBatch);
   CHECK(wyjit_table_stager_tables(c_stager) != nullptr);
-  states[3] = nullptr;
-  CHECK(wyjit_table_stager_stage(c_stager, states.data(), inter, 4, stream.get()) ==
+  CHECK(wyjit_table_stager_stage(c_stager, states.data(), missing_row, 4, stream.get()) ==
         WYJIT_ERROR_INVALID_ARGUMENT);
-  CHECK_THAT(wyjit_last_error(), Catch::Contains("states[3] is null"));
-  CHECK(wyjit_table_stager_stage(c_stager, states.data(), inter, 3, stream.get()) == WYJIT_OK);
+  CHECK_THAT(wyjit_last_error(), Catch::Contains("inter[1] is null"));
+  states[3] = nullptr;
+  CHECK(wyjit_table_stager_stage(c_stager, states.data(), inter, 4, stream.get()) == WYJIT_OK);
   stream.synchronize();
   wyjit_table_stager_destroy(c_stager);
 }
