@@ -65,7 +65,37 @@ class Kernel:
         return f"wyjit.Kernel({self.spec.name!r})"
 
 
-class Jit:
+class _Owned:
+    """An object of the library owned through a handle (Jit, TableStager): closed by close(),
+    a with block, or the finaliser; a closed one refuses every use."""
+
+    _handle: Optional[int] = None
+    _destroy = ""  # the C function that frees the handle
+
+    def close(self) -> None:
+        if self._handle is not None:
+            getattr(_lib.lib(), self._destroy)(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - never raise from a finaliser
+            pass
+
+    def _open(self) -> int:
+        if self._handle is None:
+            raise _errors.invalid_argument(f"this {type(self).__name__} is closed")
+        return self._handle
+
+
+class Jit(_Owned):
     """The manager: stamps, compiles (NVRTC), caches on disk and loads kernel variants.
 
     Every argument left as None comes from the environment (WYJIT_CACHE_DIR,
@@ -102,28 +132,7 @@ class Jit:
         _lib.check(lib.wyjit_jit_create(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle.value
 
-    def close(self) -> None:
-        """Destroys the manager; its kernels become invalid."""
-        if self._handle is not None:
-            _lib.lib().wyjit_jit_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self) -> "Jit":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - never raise from a finaliser
-            pass
-
-    def _open(self) -> int:
-        if self._handle is None:
-            raise _errors.invalid_argument("this Jit is closed")
-        return self._handle
+    _destroy = "wyjit_jit_destroy"  # close() destroys the manager; its kernels become invalid
 
     @property
     def cache_dir(self) -> str:
@@ -164,10 +173,12 @@ def _entry(name: str, obj: Any) -> Optional[int]:
     return None if a is None or a.ptr == 0 else a.ptr
 
 
-class TableStager:
+class TableStager(_Owned):
     """The fixed device buffer of table addressing (wyjit::GdnTableStager), allocated in the
     current CUDA context. Pass it as `tables=` to gdn_verify; stage() new pointers between
     launches (or graph replays) on the launch stream."""
+
+    _destroy = "wyjit_table_stager_destroy"
 
     def __init__(self, k: int, max_batch: int):
         self._handle: Optional[int] = None
@@ -177,11 +188,6 @@ class TableStager:
         self.k = int(k)
         self.max_batch = int(max_batch)
         self._staged: list = []
-
-    def _open(self) -> int:
-        if self._handle is None:
-            raise _errors.invalid_argument("this TableStager is closed")
-        return self._handle
 
     @property
     def tables(self) -> int:
@@ -227,22 +233,6 @@ class TableStager:
         # NOTE: the host arrays must outlive the asynchronous copy: keep them until the next stage.
         self._staged = [c_states, c_inter, rows]
 
-    def close(self) -> None:
-        if self._handle is not None:
-            _lib.lib().wyjit_table_stager_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self) -> "TableStager":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - never raise from a finaliser
-            pass
 
 
 def device_count() -> int:

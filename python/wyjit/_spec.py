@@ -80,7 +80,7 @@ class Spec:
         return self.name
 
     def _to_c(self) -> _lib.Spec:
-        for field in ("k", "dk", "dv", "width"):
+        for field in _INTS:
             value = getattr(self, field)
             if not isinstance(value, int) or isinstance(value, bool):
                 raise _errors.InvalidSpecError(
@@ -90,49 +90,36 @@ class Spec:
                 raise _errors.InvalidSpecError(
                     _errors.INVALID_SPEC, f"Spec.{field} is {value}, out of the int32 range"
                 )
-        for field in ("l2norm_qk", "fused_gating", "bias", "silu"):
+        for field in _BOOLS:
             if not isinstance(getattr(self, field), bool):
                 raise _errors.InvalidSpecError(
                     _errors.INVALID_SPEC,
                     f"Spec.{field} is {getattr(self, field)!r}, must be True or False",
                 )
-        return _lib.Spec(
-            family=_code("family", self.family, _FAMILIES),
-            k=self.k,
-            io=_code("io", self.io, _DTYPES),
-            state=_code("state", self.state, _DTYPES),
-            addressing=_code("addressing", self.addressing, _ADDRESSING),
-            layout=_code("layout", self.layout, _LAYOUTS),
-            dk=self.dk,
-            dv=self.dv,
-            l2norm_qk=int(self.l2norm_qk),
-            fused_gating=int(self.fused_gating),
-            width=self.width,
-            weight=_code("weight", self.weight, _DTYPES),
-            bias=int(self.bias),
-            silu=int(self.silu),
-            rollback=_code("rollback", self.rollback, _ROLLBACKS),
-        )
+        return _lib.Spec(**{
+            field: _code(field, getattr(self, field), _ENUMS[field]) if field in _ENUMS
+            else int(getattr(self, field))
+            for field in _FIELDS
+        })
 
     @staticmethod
     def _from_c(c: _lib.Spec) -> "Spec":
-        return Spec(
-            family=_name("family", c.family, _FAMILIES),
-            k=c.k,
-            io=_name("io", c.io, _DTYPES),
-            state=_name("state", c.state, _DTYPES),
-            addressing=_name("addressing", c.addressing, _ADDRESSING),
-            layout=_name("layout", c.layout, _LAYOUTS),
-            dk=c.dk,
-            dv=c.dv,
-            l2norm_qk=bool(c.l2norm_qk),
-            fused_gating=bool(c.fused_gating),
-            width=c.width,
-            weight=_name("weight", c.weight, _DTYPES),
-            bias=bool(c.bias),
-            silu=bool(c.silu),
-            rollback=_name("rollback", c.rollback, _ROLLBACKS),
-        )
+        return Spec(**{
+            field: _name(field, getattr(c, field), _ENUMS[field]) if field in _ENUMS
+            else bool(getattr(c, field)) if field in _BOOLS
+            else getattr(c, field)
+            for field in _FIELDS
+        })
+
+
+# How each field crosses the C API (wyjit_spec holds every one as an int32): an enumeration by
+# name, an int, or a bool.
+_ENUMS = {"family": _FAMILIES, "io": _DTYPES, "state": _DTYPES, "addressing": _ADDRESSING,
+          "layout": _LAYOUTS, "weight": _DTYPES, "rollback": _ROLLBACKS}
+_INTS = ("k", "dk", "dv", "width")
+_BOOLS = ("l2norm_qk", "fused_gating", "bias", "silu")
+_FIELDS = tuple(f.name for f in dataclasses.fields(Spec))
+assert set(_FIELDS) == {name for name, _ in _lib.Spec._fields_} == {*_ENUMS, *_INTS, *_BOOLS}
 
 
 def as_spec(spec: "Spec | str") -> Spec:
