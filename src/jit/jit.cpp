@@ -265,7 +265,7 @@ std::shared_ptr<const CompiledKernel> Jit::compile(const KernelSpec& spec, const
     return node->value;
   }
   // NOTE: validated only here: every spec in the table was validated before it went in, so a
-  // memory hit skips validate_spec (which formats its messages eagerly: tens of ns).
+  // memory hit skips validate_spec (about 9 ns; Jit::kernel does call it on every hit).
   validate_spec(spec);
   std::promise<CompiledPtr> promise;
   std::shared_future<CompiledPtr> future;
