@@ -35,7 +35,7 @@ struct GdnVerifyConfig {
   static constexpr int kPadDk = gdn_padded_dk(kDk);           // smem row pitch of k and q
   // vk: a column is a contiguous dk row shared by kLanesPerCol lanes;
   // kv: one lane per column, the 4 warps split dk.
-  static constexpr int kLanesPerCol = kLayout == kLayoutVK ? kDk / 16 : 1;
+  static constexpr int kLanesPerCol = kLayout == kLayoutVK ? kThreads / kCols : 1;
   static constexpr int kElems = kCols * kDk / kThreads;  // state elements per thread
   static constexpr int kVecs = kElems / 4;
 
@@ -389,16 +389,22 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
       float v[kGroups][L];
 #pragma unroll
       for (int x = 0; x < kGroups * L; ++x) v[x / L][x % L] = x < 2 * K ? acc[x] : 0.0f;
+      constexpr int kSteps = L >= 32 ? 5 : L >= 16 ? 4 : L >= 8 ? 3 : L >= 4 ? 2 : L >= 2 ? 1 : 0;
+      static_assert(L == (1 << kSteps), "lanes per column: a power of two up to 32");
 #pragma unroll
-      for (int o = L / 2; o > 0; o /= 2) {
+      for (int step = 0; step < kSteps; ++step) {
+        const int o = (L / 2) >> step;
         const bool upper = (tile.lane_in_col & o) != 0;
 #pragma unroll
         for (int gi = 0; gi < kGroups; ++gi) {
 #pragma unroll
-          for (int r = 0; r < o; ++r) {
-            const float send = upper ? v[gi][r] : v[gi][r + o];
-            const float keep = upper ? v[gi][r + o] : v[gi][r];
-            v[gi][r] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+          for (int r = 0; r < L / 2; ++r) {
+            // NOTE: a constant trip count, so that both loops unroll and v stays in registers.
+            if (r < o) {
+              const float send = upper ? v[gi][r] : v[gi][r + o];
+              const float keep = upper ? v[gi][r + o] : v[gi][r];
+              v[gi][r] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+            }
           }
         }
       }
