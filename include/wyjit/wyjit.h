@@ -9,9 +9,9 @@
  * - a manager (wyjit_jit) that stamps, compiles (NVRTC), caches and loads kernel variants;
  * - variants as a plain struct (wyjit_spec) or by canonical name
  *   ("gdn_verify.k4.io_bf16.st_f32.strided.vk.d128");
- * - a typed, checked, graph-capturable launch (wyjit_launch_gdn_verify; specs of every family
- *   can be parsed, precompiled and fetched);
- * - a pointer-table stager for table addressing (wyjit_table_stager);
+ * - typed, checked, graph-capturable launches, one per family (wyjit_launch_gdn_verify,
+ *   wyjit_launch_conv1d_update);
+ * - a pointer-table stager for table addressing, for both families (wyjit_table_stager);
  * - counters, and precompiling a list of variants for a target without a GPU.
  *
  * Conventions:
@@ -19,7 +19,8 @@
  * - Every fallible function returns a wyjit_status. On anything but WYJIT_OK, the calling
  *   thread's wyjit_last_error() holds a message naming the argument and its value (or the
  *   compiler log, the variant, the driver error). No C++ exception ever crosses this API.
- * - Structs that may grow (wyjit_jit_options, wyjit_gdn_verify_args, wyjit_counters) start
+ * - Structs that may grow (wyjit_jit_options, wyjit_gdn_verify_args,
+ *   wyjit_conv1d_update_args, wyjit_counters) start
  *   with `struct_size`; fill them with their *_init function (which sets it), then change the
  *   fields you need. A size this library does not know is refused with
  *   WYJIT_ERROR_INVALID_ARGUMENT, so a header/library mismatch is an error, not a crash.
@@ -340,12 +341,89 @@ WYJIT_API wyjit_status wyjit_check_gdn_verify(const wyjit_spec* spec,
 WYJIT_API wyjit_status wyjit_launch_gdn_verify(const wyjit_kernel* kernel,
                                                const wyjit_gdn_verify_args* args, void* stream);
 
+/* ---- conv1d_update ----------------------------------------------------------------------- */
+
+/**
+ * Arguments of one K-token causal conv1d update (mirrors wyjit::Conv1dUpdateArgs; the math, the
+ * two rollback forms, the state tiles and their addressing are described in
+ * include/wyjit/conv1d_update.hpp). Strides are in elements of the pointed-to type. Row (b, t)
+ * of x and y is b*K + t. Fields a variant does not use are ignored.
+ */
+typedef struct wyjit_conv1d_update_args {
+  size_t struct_size; /**< sizeof(wyjit_conv1d_update_args), set by wyjit_conv1d_update_args_init */
+  int32_t batch;      /**< sequences */
+  int32_t channels;   /**< channels per token (any count, e.g. 8192) */
+  int32_t k;          /**< tokens per sequence: the variant's K */
+  int32_t width;      /**< filter width: the variant's W */
+
+  const void* x;      /**< [batch*K, x_stride] io dtype */
+  void* y;            /**< [batch*K, y_stride] io dtype */
+  int64_t x_stride;   /**< >= channels */
+  int64_t y_stride;   /**< >= channels */
+  const void* weight; /**< [channels][W] weight dtype (io or f32, as the variant says) */
+  const void* bias;   /**< [channels] weight dtype (variant option `bias`) */
+
+  /* a state tile is one sequence's conv state in the io dtype: column j of channel c at
+   * c*state_channel_stride + j*state_col_stride; one of the two strides must be 1 */
+  int64_t state_cols;           /**< >= W-1 (intermediate), >= W-1+K (window) */
+  int64_t state_channel_stride; /**< >= state_cols when state_col_stride is 1 */
+  int64_t state_col_stride;     /**< >= channels when state_channel_stride is 1 */
+
+  /* strided addressing: S_b = state + b*state_seq_stride; intermediate form: Hi_t(b) = inter +
+   * b*inter_seq_stride + t*inter_tok_stride, t = 0..K-2 (inter unused when K == 1) */
+  void* state;
+  int64_t state_seq_stride; /**< >= the elements a tile spans (when batch > 1) */
+  void* inter;
+  int64_t inter_seq_stride;
+  int64_t inter_tok_stride;
+
+  /* table addressing: tables[b] is S_b (NULL: padding); intermediate form: tables[(1+t) *
+   * slab_stride + b] is Hi_t(b). A wyjit_table_stager made for K (intermediate) or 1 (window)
+   * holds them at a fixed address. */
+  void* const* tables;
+  int64_t slab_stride; /**< >= batch (intermediate form with K > 1) */
+
+  /* slot addressing: `state` is a pool of num_slots tiles slot_stride elements apart; sequence b
+   * reads read_slot[b] and writes the state after token t (intermediate) or the window (window,
+   * t = 0) to write_slot[b*write_slot_stride + t]. A negative read slot marks padding; a
+   * negative write slot skips that state. */
+  int64_t slot_stride; /**< >= the elements a tile spans */
+  int32_t num_slots;
+  const int32_t* read_slot;  /**< [batch] int32, device memory */
+  const int32_t* write_slot; /**< [batch][write_slot_stride] int32, device memory */
+  int64_t write_slot_stride; /**< >= K (intermediate), >= 1 (window) */
+
+  /* window form: [batch] int32, device memory: the first history column of each sequence (the
+   * accepted count of its previous launch; outside [0, state_cols - (W-1)]: padding) */
+  const int32_t* window_offset;
+} wyjit_conv1d_update_args;
+
+/** Zeroes `args` and sets its struct_size. */
+WYJIT_API void wyjit_conv1d_update_args_init(wyjit_conv1d_update_args* args);
+
+/** Checks `args` against a conv1d_update variant without launching (no GPU needed). */
+WYJIT_API wyjit_status wyjit_check_conv1d_update(const wyjit_spec* spec,
+                                                 const wyjit_conv1d_update_args* args);
+
+/**
+ * Checks, then launches `kernel` (a conv1d_update variant) on `stream`. Allocates nothing and
+ * never synchronises, so it may be captured in a CUDA graph (any capture mode).
+ */
+WYJIT_API wyjit_status wyjit_launch_conv1d_update(const wyjit_kernel* kernel,
+                                                  const wyjit_conv1d_update_args* args,
+                                                  void* stream);
+
 /* ---- pointer tables ----------------------------------------------------------------------- */
 
 /**
  * A fixed device buffer for the pointer tables of table addressing (wyjit::GdnTableStager).
  * Its address never changes, so a graph that captured a launch reading it stays valid when
  * new tables are staged between replays.
+ *
+ * It serves both families: the tables are K slabs of per-sequence pointers, S_b in slab 0 and
+ * Hi_t(b) in slab 1+t. gdn_verify and the intermediate form of conv1d_update use a stager made
+ * for the variant's K; the window form of conv1d_update (one tile per sequence, no
+ * intermediate states) uses one made for k = 1, staged with inter = NULL.
  */
 typedef struct wyjit_table_stager wyjit_table_stager;
 
@@ -370,10 +448,12 @@ WYJIT_API wyjit_status wyjit_table_stager_stage(wyjit_table_stager* stager, void
                                                 void* const* const* inter, int32_t batch,
                                                 void* stream);
 
-/** The device tables, for wyjit_gdn_verify_args.tables (NULL for a NULL stager). */
+/** The device tables, for the `tables` field of wyjit_gdn_verify_args or
+ *  wyjit_conv1d_update_args (NULL for a NULL stager). */
 WYJIT_API void* const* wyjit_table_stager_tables(const wyjit_table_stager* stager);
 
-/** Entries per slab, for wyjit_gdn_verify_args.slab_stride (0 for a NULL stager). */
+/** Entries per slab, for the `slab_stride` field of wyjit_gdn_verify_args or
+ *  wyjit_conv1d_update_args (0 for a NULL stager). */
 WYJIT_API int64_t wyjit_table_stager_slab_stride(const wyjit_table_stager* stager);
 
 /* ---- device helpers ----------------------------------------------------------------------------
