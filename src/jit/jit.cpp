@@ -318,13 +318,7 @@ Kernel Jit::kernel(const KernelSpec& spec) {
   }
   CUdevice device = 0;
   WYJIT_CU_CHECK(cuCtxGetDevice(&device));
-  int major = 0;
-  int minor = 0;
-  WYJIT_CU_CHECK(
-      cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
-  WYJIT_CU_CHECK(
-      cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
-  const Target target = detail::select_target(major * 10 + minor);
+  const Target target = detail::target_for_device(device);
   const VariantTarget id(spec, target);
 
   CUkernel kernel = nullptr;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "compile/nvrtc_compiler.hpp"
+#include "driver/driver_api.hpp"
 #include "wyjit/error.hpp"
 
 namespace wyjit::detail {
@@ -27,6 +28,31 @@ Target select_target(int device_arch, const std::vector<int>& supported) {
 Target select_target(int device_arch) {
   static const std::vector<int> supported = nvrtc_supported_archs();
   return select_target(device_arch, supported);
+}
+
+int device_arch(CUdevice device) {
+  int major = 0;
+  int minor = 0;
+  WYJIT_CU_CHECK(
+      cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
+  WYJIT_CU_CHECK(
+      cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
+  return major * 10 + minor;
+}
+
+Target target_for_device(CUdevice device) { return select_target(device_arch(device)); }
+
+Target target_for_current_device() {
+  CUcontext context = nullptr;
+  WYJIT_CU_CHECK(cuCtxGetCurrent(&context));
+  if (context == nullptr) {
+    throw Error(ErrorCode::driver,
+                "no CUDA context is current on the calling thread: the target for the current "
+                "device needs one (cuCtxSetCurrent, or any CUDA runtime call, makes one current)");
+  }
+  CUdevice device = 0;
+  WYJIT_CU_CHECK(cuCtxGetDevice(&device));
+  return target_for_device(device);
 }
 
 }  // namespace wyjit::detail

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
+#include <string>
+#include <thread>
 
 #include "cache/cache_key.hpp"
 #include "compile/nvrtc_compiler.hpp"
@@ -52,6 +54,22 @@ TEST_CASE("target selection: exact SM, else PTX for the best lower arch", "[stam
   CHECK(detail::select_target(87, supported).name() == "compute_86");
   CHECK(detail::select_target(121, supported).name() == "compute_120");
   CHECK_THROWS_WITH(detail::select_target(70, supported), Catch::Contains("sm_70"));
+}
+
+TEST_CASE("target for the current device: a driver error where no context is current", "[stamp]") {
+  // NOTE: a fresh thread has no current context, on machines with and without a GPU.
+  std::string message;
+  ErrorCode code = ErrorCode::internal;
+  std::thread([&] {
+    try {
+      detail::target_for_current_device();
+    } catch (const Error& e) {
+      message = e.what();
+      code = e.code();
+    }
+  }).join();
+  CHECK(code == ErrorCode::driver);
+  CHECK_FALSE(message.empty());
 }
 
 TEST_CASE("NVRTC compiles the K x io matrix for sm_90 and other archs without warnings",

@@ -32,15 +32,7 @@ Jit& test_jit() {
 
 void prewarm(const std::vector<KernelSpec>& specs) {
   make_context_current();
-  CUdevice device = 0;
-  WYJIT_CU_CHECK(cuCtxGetDevice(&device));
-  int major = 0;
-  int minor = 0;
-  WYJIT_CU_CHECK(
-      cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
-  WYJIT_CU_CHECK(
-      cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
-  const Target target = detail::select_target(major * 10 + minor);
+  const Target target = detail::target_for_current_device();
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i = next++; i < specs.size(); i = next++) test_jit().compile(specs[i], target);

@@ -8,6 +8,7 @@
 
 #include "driver/driver_api.hpp"
 #include "gpu/graph_support.hpp"
+#include "jit/target_select.hpp"
 #include "wyjit/gdn_verify.hpp"
 #include "wyjit/wyjit.h"
 
@@ -18,13 +19,7 @@ namespace {
 int compute_capability(int ordinal) {
   CUdevice device = 0;
   WYJIT_CU_CHECK(cuDeviceGet(&device, ordinal));
-  int major = 0;
-  int minor = 0;
-  WYJIT_CU_CHECK(
-      cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
-  WYJIT_CU_CHECK(
-      cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
-  return major * 10 + minor;
+  return detail::device_arch(device);
 }
 
 struct DeviceRun {
