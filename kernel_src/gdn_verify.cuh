@@ -38,6 +38,7 @@ struct GdnVerifyConfig {
   static constexpr int kLanesPerCol = kLayout == kLayoutVK ? kThreads / kCols : 1;
   static constexpr int kElems = kCols * kDk / kThreads;  // state elements per thread
   static constexpr int kVecs = kElems / 4;
+  static constexpr bool kSequential = gdn_sequential(kK, kLayout);
 
   static_assert(kK >= 1 && kK <= 32, "K in 1..32");
   static_assert(kDv % kCols == 0, "dv must be a multiple of the block's column strip");
@@ -96,6 +97,56 @@ struct GdnTileMap {
     }
   }
 };
+
+/// vk, small K: the tokens one after another on the state strip in registers (each column's
+/// lanes share a warp, so every reduction is a shuffle and no block barrier is needed). Reads S0
+/// once and writes every S_t once, like the WY path, with none of its K x K work.
+template <class C, class States>
+__device__ __forceinline__ void gdn_verify_tokens_in_turn(
+    const GdnVerifyParams& p, const GdnTileMap<C>& tile, const States& states,
+    float (&s)[C::kVecs][4], const float* sK, const float* sQ, const float* sV, const float* sDecay,
+    const float* sBeta, int j0, long long row0, int vh) {
+  using TIo = typename C::TIo;
+  constexpr int L = C::kLanesPerCol;
+  TIo* out = static_cast<TIo*>(p.out);
+  for (int t = 0; t < C::kK; ++t) {
+    const float decay = sDecay[t];
+    const float* k_row = sK + t * C::kPadDk;
+    const float* q_row = sQ + t * C::kPadDk;
+    float kk[C::kVecs][4];
+    float kv = 0.0f;
+#pragma unroll
+    for (int c = 0; c < C::kVecs; ++c) {
+      load4(k_row + tile.first_i(c), kk[c]);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) kv += s[c][e] * kk[c][e];
+    }
+#pragma unroll
+    for (int offset = L / 2; offset > 0; offset /= 2)
+      kv += __shfl_xor_sync(0xffffffffu, kv, offset);
+    // S <- e^{g_t} S;  u_t = beta_t (v_t - S^T k_t);  S <- S + k_t u_t^T
+    const float u = sBeta[t] * (sV[t * C::kCols + tile.col] - decay * kv);
+    typename C::TState* dst = states.write(t);
+    float o = 0.0f;
+#pragma unroll
+    for (int c = 0; c < C::kVecs; ++c) {
+      float qq[4];
+      load4(q_row + tile.first_i(c), qq);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[c][e] = decay * s[c][e] + kk[c][e] * u;
+        o += s[c][e] * qq[e];
+      }
+      if (dst != nullptr) tile.store(dst, j0, s[c], c);
+    }
+#pragma unroll
+    for (int offset = L / 2; offset > 0; offset /= 2) o += __shfl_xor_sync(0xffffffffu, o, offset);
+    if (tile.lane_in_col == 0) {
+      out[(row0 + t) * p.o_stride + static_cast<long long>(vh) * C::kDv + j0 + tile.col] =
+          from_float<TIo>(o);
+    }
+  }
+}
 
 __device__ __forceinline__ float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
@@ -269,6 +320,11 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
     }
   }
   __syncthreads();
+
+  if constexpr (C::kSequential) {
+    gdn_verify_tokens_in_turn<C>(p, tile, states, s, sK, sQ, sV, sDecay, sBeta, j0, row0, vh);
+    return;
+  }
 
   // ---- K x K dots in 2 x 2 blocks, 4 lanes per block, only blocks on or below the diagonal:
   // L (k.k, s < t) and B (q.k, s <= t) with their decays ----

@@ -57,6 +57,13 @@ WYJIT_HOST_DEVICE constexpr int gdn_block_cols(int dk, int layout) {
 
 WYJIT_HOST_DEVICE constexpr int gdn_threads() { return 128; }
 
+/// Which variants walk the tokens one after another on the state strip instead of the WY
+/// K x K solve (same traffic: S0 read once, each S_t written once). See docs/PERFORMANCE.md.
+WYJIT_HOST_DEVICE constexpr int gdn_sequential_max_k() { return 32; }
+WYJIT_HOST_DEVICE constexpr bool gdn_sequential(int K, int layout) {
+  return layout == kLayoutVK && K <= gdn_sequential_max_k();
+}
+
 WYJIT_HOST_DEVICE constexpr int gdn_padded_dk(int dk) { return dk + 4; }
 
 /// Dynamic shared memory of one block, in bytes (see the carve-up in gdn_verify.cuh).
