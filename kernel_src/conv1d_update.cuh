@@ -7,13 +7,18 @@
 // intermediate: the state after token t is z[t+1 .. t+W-1], written for every t;
 // window:       all of z is written, so the state after token a-1 is columns [a, a+W-1).
 //
-// Every global access is coalesced: the block stages x, y and the state through shared memory,
-// so the [channels][columns] state rows become contiguous runs, and moves 4 elements at a time
-// wherever the pointers and strides allow.
+// A thread owns 16 bytes' worth of channels (conv1d_lanes) and a run of sub-chunks of
+// conv1d_sub_tokens tokens; it keeps the columns of z it needs as raw bits, so every state it
+// writes is a copy of registers, and moves x, y, weights and state columns 16 bytes at a time
+// where the addresses allow (per-element accesses otherwise: a channel group cut by the channel
+// count, strides or pointers that are not 16-byte multiples). The tokens of a sequence are
+// independent once z is known, so at small batch the launch spreads them over several threads.
 #pragma once
 
 #include "conv1d_state_addressing.cuh"
+#include "conv1d_update_lanes.cuh"
 #include "conv1d_update_params.cuh"
+#include "conv1d_update_tokens.cuh"
 #include "wyjit_types.cuh"
 
 namespace wyjit_kernels {
@@ -30,260 +35,214 @@ struct Conv1dUpdateConfig {
   static constexpr bool kBias = Bias_;
   static constexpr bool kSilu = Silu_;
 
-  static constexpr int kThreads = conv1d_threads();
-  static constexpr int kChannels = conv1d_block_channels();  // one per thread
-  static constexpr int kHist = kW - 1;                       // state columns read
-  static constexpr int kCols = kHist + kK;                   // window columns
-  // NOTE: an odd pitch keeps the column walks of the state stores free of bank conflicts.
-  static constexpr int kPitch = kChannels + 1;  // shared row pitch of x and y
+  static constexpr int kLanes = conv1d_lanes(sizeof(TIo));  // channels per thread
+  static constexpr int kHist = kW - 1;                      // state columns read
+  static constexpr int kSub = conv1d_sub_tokens(kK);        // tokens per sub-chunk
+  static constexpr int kSubChunks = (kK + kSub - 1) / kSub;
+  static constexpr int kCols = kHist + kSub;  // columns of z one sub-chunk sees
+  static constexpr bool kWindow = kRollback == kRollbackWindow;
+  static constexpr int kWrites = kWindow ? 1 : kK;  // state tiles written
+  static constexpr int kWeightWords = kLanes * kW * static_cast<int>(sizeof(TW)) / 4;
+  static constexpr int kBiasWords = kLanes * static_cast<int>(sizeof(TW)) / 4;
+
+  // NOTE: 4 blocks of 128 threads an SM cap the registers at 128: what the generic mode of the
+  // token loop takes at W <= 4 (the vector modes fit in 96; a cap of 96 made the generic mode
+  // and some bias variants spill). W = 8 holds twice the weights and window.
+  static constexpr int kMinBlocks = kW <= 4 ? 4 : 2;
 
   static_assert(kK >= 1 && kK <= 32, "K in 1..32");
   static_assert(kW >= 2 && kW <= 8, "W in 2..8");
-  static_assert(kChannels == kThreads, "one channel per thread");
-  static_assert(kChannels % 4 == 0, "rows are moved 4 elements at a time");
+  static_assert(kLanes * sizeof(TIo) == 16, "a thread's channels are one 16-byte vector");
 };
 
-template <typename T>
-__device__ __forceinline__ bool aligned4(const T* p) {
-  return reinterpret_cast<unsigned long long>(p) % (4 * sizeof(T)) == 0;
-}
-
-/// Writes columns [first, first + kN) of the window z of channels c < nc to `dst` (the tile
-/// already offset to the block's first channel): element (c, j) at c*cs + j*js, cs or js 1.
-template <class C, int kN>
-__device__ __forceinline__ void store_state(typename C::TIo* dst, long long cs, long long js,
-                                            int nc, int first, const float* sH, const float* sX) {
-  using T = typename C::TIo;
-  constexpr int CH = C::kChannels;
-  const int tid = static_cast<int>(threadIdx.x);
-  const auto z = [&](int c, int col) {
-    return col < C::kHist ? sH[c * C::kHist + col] : sX[(col - C::kHist) * C::kPitch + c];
-  };
-  const int n = nc * kN;
-  if (js == 1 && cs == kN && aligned4(dst)) {
-    // [channels][cols], rows back to back: one contiguous run of nc*kN elements.
-    for (int v = tid; v < n / 4; v += C::kThreads) {
-      float f[4];
+/// The thread's kWeightWords words of weight ([lanes][W]) or kBiasWords of bias ([lanes]):
+/// 16-byte loads when all n lanes are there and the address allows, else per element.
+template <typename TW, int kWords>
+__device__ __forceinline__ void load_params(const TW* p, int elems, int n_elems,
+                                            unsigned (&w)[kWords]) {
+  constexpr int kPer = 16 / static_cast<int>(sizeof(TW));
+  if (n_elems == elems && aligned16(p)) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = v * 4 + e;
-        f[e] = z(i / kN, first + i % kN);
-      }
-      store4(dst + v * 4, f);
-    }
-    for (int i = n / 4 * 4 + tid; i < n; i += C::kThreads) {
-      dst[i] = from_float<T>(z(i / kN, first + i % kN));
-    }
-  } else if (js == 1) {
-    for (int i = tid; i < n; i += C::kThreads) {
-      const int c = i / kN;
-      const int j = i % kN;
-      dst[c * cs + j] = from_float<T>(z(c, first + j));
-    }
-  } else if (nc == CH && js % 4 == 0 && aligned4(dst)) {
-    // [cols][channels]: every column is a contiguous run of the block's channels.
-    for (int v = tid; v < kN * (CH / 4); v += C::kThreads) {
-      const int j = v / (CH / 4);
-      const int c = v % (CH / 4) * 4;
-      float f[4];
+    for (int v = 0; v < kWords / 4; ++v) {
+      const Raw16 r = reinterpret_cast<const Raw16*>(p)[v];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) f[e] = z(c + e, first + j);
-      store4(dst + j * js + c, f);
+      for (int m = 0; m < 4; ++m) w[v * 4 + m] = r.w[m];
     }
-  } else if (tid < nc) {
-    for (int j = 0; j < kN; ++j) dst[j * js + tid] = from_float<T>(z(tid, first + j));
+  } else {
+#pragma unroll
+    for (int q = 0; q < kWords * 4 / static_cast<int>(sizeof(TW)); ++q) {
+      if (q < n_elems) set_elem_bits<TW>(w, q, raw_bits(p[q]));
+    }
   }
+  static_assert(kWords % 4 == 0 && kPer > 0, "whole vectors");
 }
 
 template <class C>
-__global__ void __launch_bounds__(C::kThreads) conv1d_update_kernel(const Conv1dUpdateParams p) {
-  using TIo = typename C::TIo;
+__global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
+    conv1d_update_kernel(const Conv1dUpdateParams p) {
+  using T = typename C::TIo;
   using TW = typename C::TW;
   constexpr int K = C::kK;
   constexpr int W = C::kW;
   constexpr int H = C::kHist;
-  constexpr int CH = C::kChannels;
-  constexpr int NT = C::kThreads;
-  constexpr int XP = C::kPitch;
-  constexpr bool kWindow = C::kRollback == kRollbackWindow;
-  constexpr int kWrites = kWindow ? 1 : K;                   // state tiles written
-  constexpr int kRowVecs = CH / 4;                           // 4-element runs in a row of x or y
-  constexpr int kRowPasses = (K * kRowVecs + NT - 1) / NT;   // x and y, 4 at a time
-  constexpr int kWeightPasses = (CH * W / 4 + NT - 1) / NT;  // weights, 4 at a time
-  static_assert(kRowPasses * 4 >= K && kWeightPasses * 4 >= W, "one register array per path");
+  constexpr int V = C::kLanes;
+  constexpr int S = C::kSub;
+  constexpr int Z = C::kCols;
+  constexpr bool kWindow = C::kWindow;
+  // NOTE: with K a multiple of the sub-chunk every token of every sub-chunk exists.
+  constexpr bool kWhole = K % S == 0;
+
+  __shared__ T* s_dst[C::kWrites];  // the tiles this sequence writes (null: skipped)
+  extern __shared__ __align__(16) unsigned char s_image[];
+
+  // ---- which sequence, channels and tokens ----
   const int tid = static_cast<int>(threadIdx.x);
-
-  // ---- which sequence and channels ----
   const int b = static_cast<int>(blockIdx.x) / p.channel_blocks;
-  const int c0 = (static_cast<int>(blockIdx.x) % p.channel_blocks) * CH;
-  const int nc = p.channels - c0 < CH ? p.channels - c0 : CH;
-  const bool full = nc == CH;
+  const int block_c0 = (static_cast<int>(blockIdx.x) - b * p.channel_blocks) * V << p.group_shift;
+  const int lane_group = tid & ((1 << p.group_shift) - 1);
+  const int c0 = block_c0 + lane_group * V;
+  const int n = min(max(p.channels - c0, 0), V);  // channels of this thread
+  const int s_begin = (tid >> p.group_shift) * p.subchunks;
+  const int s_end = min(C::kSubChunks, s_begin + p.subchunks);
+  const bool works = n > 0 && s_begin < s_end;
+  const int t_begin = s_begin * S;
 
-  __shared__ float sX[K * XP];    // [K][XP] inputs, token-major
-  __shared__ float sY[K * XP];    // [K][XP] outputs
-  __shared__ float sH[CH * H];    // [CH][H] history, oldest first
-  __shared__ float sW[CH * W];    // [CH][W] weights
-  __shared__ TIo* sDst[kWrites];  // the tiles this sequence writes (null: skipped)
-
-  // ---- every global read, issued before any is used: what does not depend on the state's
-  // address first, so that it overlaps the slot / table / offset look-ups ----
-  const Conv1dStatePointers<TIo, K, C::kAddressing, C::kRollback> states(p, b);
+  // ---- what does not depend on the state's address first, so that it overlaps the slot /
+  // table / offset look-ups: weights, bias, the first sub-chunk's inputs ----
+  const Conv1dStatePointers<T, K, C::kAddressing, C::kRollback> states(p, b);
   int offset = 0;
   if constexpr (kWindow) offset = p.window_offset[b];
-  const TW* weight = static_cast<const TW*>(p.weight) + static_cast<long long>(c0) * W;
-  const bool weight_vec = full && aligned4(weight);
-  float wr[kWeightPasses * 4] = {};  // vector path: run ps in [ps*4, ps*4+4); else [W] by pass
-  if (weight_vec) {
+  unsigned wr[C::kWeightWords] = {};
+  unsigned br[C::kBiasWords] = {};
+  const T* x = static_cast<const T*>(p.x) + static_cast<long long>(b) * K * p.x_stride + c0;
+  const auto load_x = [&](int t) {
+    const T* row = x + t * p.x_stride;
+    return load_lanes<T>(row, 1, n, n == V && aligned16(row));
+  };
+  Raw16 z[Z] = {};  // z[0, H): the W-1 inputs before the sub-chunk; z[H, Z): its inputs
+  if (works) {
+    load_params(static_cast<const TW*>(p.weight) + static_cast<long long>(c0) * W, V * W, n * W,
+                wr);
+    if constexpr (C::kBias) load_params(static_cast<const TW*>(p.bias) + c0, V, n, br);
 #pragma unroll
-    for (int ps = 0; ps < kWeightPasses; ++ps) {
-      const int v = ps * NT + tid;
-      if (v < CH * W / 4) {
-        float f[4];
-        load4(weight + v * 4, f);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) wr[ps * 4 + e] = f[e];
-      }
+    for (int i = 0; i < Z; ++i) {
+      const int t = t_begin + i - H;
+      if (t >= 0 && (kWhole || t < K)) z[i] = load_x(t);
     }
-  } else {
-#pragma unroll
-    for (int r = 0; r < W; ++r) {
-      const int i = r * NT + tid;
-      if (i < nc * W) wr[r] = to_float(weight[i]);
-    }
-  }
-  float bias = 0.0f;
-  if constexpr (C::kBias) {
-    if (tid < nc) bias = to_float(static_cast<const TW*>(p.bias)[c0 + tid]);
-  }
-  const TIo* x = static_cast<const TIo*>(p.x) + static_cast<long long>(b) * K * p.x_stride + c0;
-  const bool x_vec = full && p.x_stride % 4 == 0 && aligned4(x);
-  float xr[kRowPasses * 4] = {};  // vector path: run ps in [ps*4, ps*4+4); else [K] by token
-  if (x_vec) {
-#pragma unroll
-    for (int ps = 0; ps < kRowPasses; ++ps) {
-      const int idx = ps * NT + tid;
-      if (idx < K * kRowVecs) {
-        float f[4];
-        load4(x + (idx / kRowVecs) * p.x_stride + idx % kRowVecs * 4, f);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) xr[ps * 4 + e] = f[e];
-      }
-    }
-  } else if (tid < nc) {
-#pragma unroll
-    for (int t = 0; t < K; ++t) xr[t] = to_float(x[t * p.x_stride + tid]);
   }
   if (states.skip()) return;
   if constexpr (kWindow) {
     if (offset < 0 || offset > p.state_cols - H) return;  // padding: nothing read or written
   }
-  // [channels][cols] tiles: consecutive threads walk a channel's columns, then the next channel;
-  // [cols][channels]: consecutive threads take consecutive channels of a column.
+
+  // ---- the history: columns [offset, offset + H) of the read tile ----
   const long long cs = p.state_channel_stride;
   const long long js = p.state_col_stride;
-  const bool rows = js == 1;
-  const TIo* hist = states.read() + c0 * cs + offset * js;
-  float h[H];
-#pragma unroll
-  for (int r = 0; r < H; ++r) {
-    const int i = r * NT + tid;
-    if (rows) {
-      h[r] = i / H < nc ? to_float(hist[i / H * cs + i % H]) : 0.0f;
-    } else {
-      h[r] = tid < nc ? to_float(hist[r * js + tid]) : 0.0f;
-    }
-  }
+  const bool rows = js == 1;  // [channels][cols] tiles
+  const T* read_tile = states.read();
   // NOTE: one thread per tile, so the K slot or table look-ups run in parallel.
-  if (tid < kWrites) sDst[tid] = states.write(tid);
-
-  // ---- to shared memory ----
-  if (x_vec) {
+  for (int i = tid; i < C::kWrites; i += static_cast<int>(blockDim.x)) s_dst[i] = states.write(i);
+  // NOTE: the window form stages [channels][cols] tiles in shared memory when both tiles are
+  // 16-byte aligned, so that the read of the tile and the write of the window are coalesced.
+  T* image = reinterpret_cast<T*>(s_image);
+  const long long image_elems = (min(p.channels - block_c0, V << p.group_shift)) * cs;
+  bool staged = false;
+  if constexpr (kWindow) {
+    T* const dst = states.write(0);
+    staged = p.image != 0 && aligned16(read_tile) && (dst == nullptr || aligned16(dst));
+  }
+  if (staged) {
+    const T* src = read_tile + block_c0 * cs;
+    const int vecs = static_cast<int>(image_elems / V);
+#pragma unroll 4
+    for (int v = tid; v < vecs; v += static_cast<int>(blockDim.x)) {
+      reinterpret_cast<Raw16*>(image)[v] = reinterpret_cast<const Raw16*>(src)[v];
+    }
+    for (long long i = vecs * V + tid; i < image_elems; i += blockDim.x) image[i] = src[i];
+    __syncthreads();
+    if (works && t_begin < H) {
+      const T* mine = image + lane_group * V * cs + offset;
 #pragma unroll
-    for (int ps = 0; ps < kRowPasses; ++ps) {
-      const int idx = ps * NT + tid;
-      if (idx < K * kRowVecs) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          sX[(idx / kRowVecs) * XP + idx % kRowVecs * 4 + e] = xr[ps * 4 + e];
+      for (int i = 0; i < H; ++i) {
+        if (t_begin + i < H) z[i] = load_lanes<T>(mine + t_begin + i, cs, n, false);
       }
     }
-  } else {
+  } else if (works && t_begin < H) {
+    if (!kWindow && t_begin == 0 && rows && cs == H && n == V && aligned16(read_tile + c0 * H)) {
+      // [channels][W-1] tiles: the thread's channels are W-1 contiguous vectors.
+      Raw16 region[H];
 #pragma unroll
-    for (int t = 0; t < K; ++t) sX[t * XP + tid] = xr[t];
-  }
-  if (weight_vec) {
+      for (int v = 0; v < H; ++v) region[v] = reinterpret_cast<const Raw16*>(read_tile + c0 * H)[v];
+      region_to_cols<T, H>(region, z);
+    } else {
 #pragma unroll
-    for (int ps = 0; ps < kWeightPasses; ++ps) {
-      const int v = ps * NT + tid;
-      if (v < CH * W / 4) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) sW[v * 4 + e] = wr[ps * 4 + e];
+      for (int i = 0; i < H; ++i) {
+        const T* q = read_tile + c0 * cs + (offset + t_begin + i) * js;
+        if (t_begin + i < H) z[i] = load_lanes<T>(q, cs, n, !rows && n == V && aligned16(q));
       }
     }
-  } else {
-#pragma unroll
-    for (int r = 0; r < W; ++r) sW[r * NT + tid] = wr[r];
   }
-#pragma unroll
-  for (int r = 0; r < H; ++r) sH[rows ? r * NT + tid : tid * H + r] = h[r];
+  // NOTE: every read of this block's channels of the state happened before the barrier, so
+  // writing over them (strided and table addressing write where they read) is safe; other
+  // blocks own other channels.
   __syncthreads();
 
-  // ---- the new states, straight from shared memory ----
-  // NOTE: every read of this block's rows of the state happened before the barrier, so writing
-  // over them (strided and table addressing) is safe; other blocks own other rows.
-#pragma unroll 1
-  for (int t = 0; t < kWrites; ++t) {
-    TIo* dst = sDst[t];
-    if (dst == nullptr) continue;
-    dst += c0 * cs;
-    if constexpr (kWindow) {
-      store_state<C, C::kCols>(dst, cs, js, nc, 0, sH, sX);
-    } else {
-      store_state<C, H>(dst, cs, js, nc, t + 1, sH, sX);
-    }
+  // ---- the tokens, in the fastest mode this thread's accesses allow ----
+  Conv1dLanes<T> lanes;
+  lanes.x = x;
+  lanes.y = static_cast<T*>(p.y) + static_cast<long long>(b) * K * p.y_stride + c0;
+  lanes.x_stride = p.x_stride;
+  lanes.y_stride = p.y_stride;
+  lanes.cs = cs;
+  lanes.js = js;
+  lanes.c0 = c0;
+  lanes.n = n;
+  lanes.image = staged ? image + lane_group * V * cs : nullptr;
+  lanes.s_begin = s_begin;
+  lanes.s_end = works ? s_end : s_begin;
+  float bias[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) bias[e] = C::kBias ? elem<TW>(br, e) : 0.0f;
+  // Every tile this thread writes, 16-byte aligned?
+  unsigned long long tile_bits = 0;
+  for (int t = t_begin; t < min(K, s_end * S) && !kWindow; ++t) {
+    tile_bits |= reinterpret_cast<unsigned long long>(s_dst[t]);
+  }
+  if constexpr (kWindow) tile_bits = reinterpret_cast<unsigned long long>(s_dst[0]);
+  const bool vec_io = n == V && aligned16(lanes.x) && aligned16(lanes.y) &&
+                      (p.x_stride * sizeof(T)) % 16 == 0 && (p.y_stride * sizeof(T)) % 16 == 0;
+  const bool vec_cols = !rows && (js * sizeof(T)) % 16 == 0 && (tile_bits & 15) == 0;
+  if (vec_io && kWindow && staged) {
+    conv1d_tokens<C, kModeImage>(lanes, s_dst, z, wr, bias);
+  } else if (vec_io && !kWindow && rows && cs == H && (tile_bits & 15) == 0) {
+    conv1d_tokens<C, kModeRegion>(lanes, s_dst, z, wr, bias);
+  } else if (vec_io && vec_cols) {
+    conv1d_tokens<C, kModeColumns>(lanes, s_dst, z, wr, bias);
+  } else {
+    conv1d_tokens<C, kModeGeneric>(lanes, s_dst, z, wr, bias);
   }
 
-  // ---- y_t for this thread's channel: a window of W inputs slides over z ----
-  float y[K];
-  {
-    float w[W];
-    float win[W];
-#pragma unroll
-    for (int i = 0; i < W; ++i) w[i] = sW[tid * W + i];
-#pragma unroll
-    for (int i = 0; i < H; ++i) win[i] = sH[tid * H + i];
-#pragma unroll
-    for (int t = 0; t < K; ++t) {
-      win[W - 1] = sX[t * XP + tid];
-      float acc = bias;
-#pragma unroll
-      for (int i = 0; i < W; ++i) acc = fmaf(w[i], win[i], acc);
-      if constexpr (C::kSilu) acc = acc / (1.0f + expf(-acc));
-      y[t] = acc;
-#pragma unroll
-      for (int i = 0; i + 1 < W; ++i) win[i] = win[i + 1];
-    }
-  }
-  TIo* out = static_cast<TIo*>(p.y) + static_cast<long long>(b) * K * p.y_stride + c0;
-  if (full && p.y_stride % 4 == 0 && aligned4(out)) {
-#pragma unroll
-    for (int t = 0; t < K; ++t) sY[t * XP + tid] = y[t];
+  if (staged) {
+    // ---- the staged window, out in one coalesced pass ----
     __syncthreads();
-#pragma unroll
-    for (int ps = 0; ps < kRowPasses; ++ps) {
-      const int idx = ps * NT + tid;
-      if (idx < K * kRowVecs) {
-        const int t = idx / kRowVecs;
-        const int j = idx % kRowVecs * 4;
-        float f[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) f[e] = sY[t * XP + j + e];
-        store4(out + t * p.y_stride + j, f);
+    T* const dst = s_dst[0];
+    if (dst == nullptr) return;
+    T* out = dst + block_c0 * cs;
+    if (cs == H + K) {
+      const int vecs = static_cast<int>(image_elems / V);
+#pragma unroll 4
+      for (int v = tid; v < vecs; v += static_cast<int>(blockDim.x)) {
+        store16_global(out + v * V, reinterpret_cast<const Raw16*>(image)[v]);
+      }
+      for (long long i = vecs * V + tid; i < image_elems; i += blockDim.x) out[i] = image[i];
+    } else {
+      // Columns past W-1+K are not the launch's: element by element, the window columns only.
+      const int channels = static_cast<int>(image_elems / cs);
+      for (int i = tid; i < channels * (H + K); i += static_cast<int>(blockDim.x)) {
+        const long long at = i / (H + K) * cs + i % (H + K);
+        out[at] = image[at];
       }
     }
-  } else if (tid < nc) {
-#pragma unroll
-    for (int t = 0; t < K; ++t) out[t * p.y_stride + tid] = from_float<TIo>(y[t]);
   }
 }
 

@@ -45,12 +45,34 @@ struct Conv1dUpdateParams {
   int num_slots;
   int batch;
   int channels;
-  int channel_blocks;  // ceil(channels / conv1d_block_channels())
+  // Launch shape (conv1d_launch_shape): a block owns 2^group_shift groups of conv1d_lanes()
+  // channels of one sequence; thread i of a block takes group i % 2^group_shift and the
+  // sub-chunks [s, s + subchunks) of conv1d_sub_tokens() tokens, s = (i >> group_shift) *
+  // subchunks. Grid: batch * channel_blocks blocks.
+  int channel_blocks;  // ceil(groups / 2^group_shift)
+  int group_shift;
+  int subchunks;
+  int image;  // 1: window tiles [channels][W-1+K] staged in dynamic shared memory
 };
 
+/// Most threads in a block.
 WYJIT_HOST_DEVICE constexpr int conv1d_threads() { return 128; }
 
-/// Channels one block owns: one per thread.
-WYJIT_HOST_DEVICE constexpr int conv1d_block_channels() { return 128; }
+/// Channels one thread owns: 16 bytes of the io dtype (8 for 16-bit types, 4 for fp32).
+WYJIT_HOST_DEVICE constexpr int conv1d_lanes(int io_bytes) { return 16 / io_bytes; }
+
+/// Most channels one block owns: conv1d_threads() groups of 16-bit lanes.
+WYJIT_HOST_DEVICE constexpr int conv1d_block_channels() {
+  return conv1d_threads() * conv1d_lanes(2);
+}
+
+/// Tokens of one sub-chunk: the unrolled body of the kernel's token loop.
+WYJIT_HOST_DEVICE constexpr int conv1d_sub_tokens(int k) { return k < 2 ? k : 2; }
+
+/// Shared memory a block needs to stage `groups` groups of window tiles of `cols` columns
+/// (16 bytes a group and column, whatever the io dtype).
+WYJIT_HOST_DEVICE constexpr long long conv1d_image_bytes(int groups, long long cols) {
+  return 16LL * groups * cols;
+}
 
 }  // namespace wyjit_kernels

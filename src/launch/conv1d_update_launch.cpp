@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Guards and launch of conv1d_update. Guards first, with the actual values; then one driver call.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -8,7 +9,6 @@
 #include "conv1d_update_params.cuh"
 #include "driver/driver_api.hpp"
 #include "launch/guard.hpp"
-#include "launch/launch_geometry.hpp"
 #include "wyjit/conv1d_update.hpp"
 #include "wyjit/error.hpp"
 
@@ -20,9 +20,68 @@ using detail::Guard;
 
 constexpr const char* kFunction = "launch_conv1d_update";
 
-std::int64_t channel_blocks(const Conv1dUpdateArgs& a) {
-  const std::int64_t per_block = wyjit_kernels::conv1d_block_channels();
-  return (std::int64_t{a.channels} + per_block - 1) / per_block;
+// NOTE: the launch shape aims at a GPU of about 132 SMs (H100/H200): enough threads for ~8 warps
+// an SM, and at least 2 blocks an SM where the work allows. Smaller GPUs only get more blocks
+// than they need; nothing depends on it but speed.
+constexpr std::int64_t kTargetThreads = 132 * 256;
+constexpr std::int64_t kTargetBlocks = 2 * 132;
+// Dynamic shared memory stays under the 48 KiB that needs no opt-in (s_dst takes <= 256 bytes).
+constexpr std::int64_t kMaxImageBytes = 47 * 1024;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// How a launch spreads (sequence, channel group, sub-chunk) work over threads and blocks.
+struct Conv1dShape {
+  int group_shift = 0;  // log2 of the channel groups a block owns
+  int splits = 1;       // threads per (sequence, channel group)
+  int subchunks = 1;    // sub-chunks per thread
+  bool image = false;   // window tiles staged in shared memory
+  std::int64_t channel_blocks = 0;
+  std::int64_t blocks = 0;
+  int threads = 0;
+  int smem_bytes = 0;
+};
+
+Conv1dShape conv1d_shape(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
+  Conv1dShape s;
+  const std::int64_t groups =
+      ceil_div(a.channels, wyjit_kernels::conv1d_lanes(dtype_size(spec.io)));
+  const int sub = wyjit_kernels::conv1d_sub_tokens(spec.k);
+  const int chunks = static_cast<int>(ceil_div(spec.k, sub));
+  // Split a sequence's tokens over threads only while the launch has too few of them.
+  const std::int64_t one_each = std::int64_t{a.batch} * groups;
+  s.splits =
+      static_cast<int>(std::clamp<std::int64_t>(ceil_div(kTargetThreads, one_each), 1, chunks));
+  s.subchunks = static_cast<int>(ceil_div(chunks, s.splits));
+  s.splits = static_cast<int>(ceil_div(chunks, s.subchunks));
+  const int max_threads = wyjit_kernels::conv1d_threads();
+  int per_block = 1;  // channel groups a block owns, a power of two
+  while (per_block * 2 * s.splits <= max_threads && per_block < groups) per_block *= 2;
+  // NOTE: the window form with [channels][cols] tiles stages the block's rows in shared memory
+  // (the kernel does so when the tiles are 16-byte aligned); rows too long for that go element
+  // by element.
+  s.image = spec.rollback == Rollback::window && a.state_col_stride == 1 &&
+            wyjit_kernels::conv1d_image_bytes(1, a.state_channel_stride) <= kMaxImageBytes;
+  if (s.image) {
+    while (per_block > 1 &&
+           wyjit_kernels::conv1d_image_bytes(per_block, a.state_channel_stride) > kMaxImageBytes) {
+      per_block /= 2;
+    }
+  }
+  // Smaller blocks, down to a warp, while the launch has fewer than 2 blocks an SM.
+  while (per_block > 1 && per_block / 2 * s.splits >= 32 &&
+         a.batch * ceil_div(groups, per_block) < kTargetBlocks) {
+    per_block /= 2;
+  }
+  while ((1 << s.group_shift) < per_block) ++s.group_shift;
+  s.channel_blocks = ceil_div(groups, per_block);
+  s.blocks = a.batch * s.channel_blocks;
+  s.threads = per_block * s.splits;
+  s.smem_bytes =
+      s.image
+          ? static_cast<int>(wyjit_kernels::conv1d_image_bytes(per_block, a.state_channel_stride))
+          : 0;
+  return s;
 }
 
 }  // namespace
@@ -37,7 +96,7 @@ void check_conv1d_update_args(const KernelSpec& spec, const Conv1dUpdateArgs& a)
   guard.equal("width", a.width, spec.width, "the variant's W");
   guard.at_least("batch", a.batch, 1, "at least one sequence");
   guard.at_least("channels", a.channels, 1, "at least one channel");
-  const std::int64_t blocks = std::int64_t{a.batch} * channel_blocks(a);
+  const std::int64_t blocks = conv1d_shape(spec, a).blocks;
   if (blocks > std::numeric_limits<int>::max()) {
     guard.fail("batch " + std::to_string(a.batch) + " x channels " + std::to_string(a.channels) +
                " needs " + std::to_string(blocks) + " blocks, beyond the grid limit 2147483647");
@@ -45,8 +104,9 @@ void check_conv1d_update_args(const KernelSpec& spec, const Conv1dUpdateArgs& a)
 
   const std::size_t io = static_cast<std::size_t>(dtype_size(spec.io));
   const std::size_t wt = static_cast<std::size_t>(dtype_size(spec.weight));
-  // NOTE: the kernel moves 4 elements at a time only where pointers and strides allow it, and
-  // checks that itself; the contract asks for element alignment alone.
+  // NOTE: the kernel moves 16 bytes at a time only where pointers and strides allow it, and
+  // checks that itself (per-element accesses otherwise); the contract asks for element
+  // alignment alone.
   constexpr const char* kElement = "element alignment";
   guard.pointer("x", a.x, io, kElement);
   guard.pointer("y", a.y, io, kElement);
@@ -128,7 +188,7 @@ void launch_conv1d_update(const Kernel& kernel, const Conv1dUpdateArgs& a, CUstr
                 std::string(kFunction) + "(" + format_spec(kernel.spec()) +
                     "): the kernel has no function handle (get it from Jit::kernel)");
   }
-  const auto blocks_per_sequence = static_cast<int>(channel_blocks(a));
+  const Conv1dShape shape = conv1d_shape(kernel.spec(), a);
   wyjit_kernels::Conv1dUpdateParams params{
       .x = a.x,
       .y = a.y,
@@ -154,16 +214,17 @@ void launch_conv1d_update(const Kernel& kernel, const Conv1dUpdateArgs& a, CUstr
       .num_slots = a.num_slots,
       .batch = a.batch,
       .channels = a.channels,
-      .channel_blocks = blocks_per_sequence,
+      .channel_blocks = static_cast<int>(shape.channel_blocks),
+      .group_shift = shape.group_shift,
+      .subchunks = shape.subchunks,
+      .image = shape.image ? 1 : 0,
   };
   static_assert(std::is_trivially_copyable_v<wyjit_kernels::Conv1dUpdateParams>);
   void* kernel_args[] = {&params};
-  const detail::LaunchGeometry geometry = detail::launch_geometry(kernel.spec());
-  const auto blocks = static_cast<unsigned>(a.batch * blocks_per_sequence);
-  WYJIT_CU_CHECK(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel.handle()), blocks, 1, 1,
-                                static_cast<unsigned>(geometry.threads), 1, 1,
-                                static_cast<unsigned>(geometry.smem_bytes), stream, kernel_args,
-                                nullptr));
+  WYJIT_CU_CHECK(cuLaunchKernel(
+      reinterpret_cast<CUfunction>(kernel.handle()), static_cast<unsigned>(shape.blocks), 1, 1,
+      static_cast<unsigned>(shape.threads), 1, 1, static_cast<unsigned>(shape.smem_bytes), stream,
+      kernel_args, nullptr));
 }
 
 }  // namespace wyjit

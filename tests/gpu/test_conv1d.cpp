@@ -120,6 +120,28 @@ TEST_CASE("conv1d_update widths 2..8 with every weight dtype, bias and silu", "[
   check_cases(cases, 1);
 }
 
+// NOTE: the launch gives a thread several sub-chunks of tokens (its token loop carries the window
+// from one to the next) only when the batch has enough (sequence, channel group) pairs; the
+// shapes above never do. 36 x 8192 bf16 channels (17 x 8192 fp32) is one thread per group,
+// 9 x 8192 at K = 17 three sub-chunks a thread.
+TEST_CASE("conv1d_update at large batch: one thread walks several sub-chunks", "[gpu][conv1d]") {
+  std::uint64_t seed = 900000;
+  std::vector<Conv1dCase> cases;
+  int n = 0;
+  for (const Rollback rollback : kRollbacks) {
+    for (const int k : {3, 4, 16, 17}) {
+      for (const DType io : {DType::bf16, DType::f32}) {
+        const int batch = io == DType::f32 ? 17 : (k == 17 ? 9 : 36);
+        const Addressing addressing = kAddressings[n % 3];
+        cases.push_back(
+            {conv_spec(k, io, rollback, addressing), batch, 8192, n % 4 == 3, ++seed, n % 2 == 0});
+        ++n;
+      }
+    }
+  }
+  check_cases(cases, 1);
+}
+
 TEST_CASE("conv1d_update over 20 steps with random accepted counts, every form and addressing",
           "[gpu][conv1d]") {
   std::uint64_t seed = 700000;
