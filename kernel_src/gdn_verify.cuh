@@ -109,6 +109,9 @@ __device__ __forceinline__ void gdn_verify_tokens_in_turn(
   using TIo = typename C::TIo;
   constexpr int L = C::kLanesPerCol;
   TIo* out = static_cast<TIo*>(p.out);
+  // NOTE: unrolled by two so that one token's S^T q reduction overlaps the next token's S^T k
+  // (K=2 N=128 85.5% -> 99% of copy; a full unroll measured no better and compiles longer).
+#pragma unroll 2
   for (int t = 0; t < C::kK; ++t) {
     const float decay = sDecay[t];
     const float* k_row = sK + t * C::kPadDk;
