@@ -85,9 +85,15 @@ KernelSpec parse_spec(std::string_view name);
 /// Throws Error(invalid_spec) naming the first field outside what this build supports.
 void validate_spec(const KernelSpec& spec);
 
-/// The variants `wyjit precompile --all` builds and CI compiles: gdn_verify, K 1..17, io f32,
-/// f16 and bf16, state f32, every addressing mode validate_spec accepts, layout vk, dk = dv =
-/// 128. Ordered by io, then addressing, then K.
+/// The variants `wyjit precompile --all` builds and CI compiles, every addressing mode
+/// validate_spec accepts and K 1..17 for each family:
+/// - gdn_verify: io f32, f16 and bf16, state f32, layout vk, dk = dv = 128; ordered by io,
+///   then addressing, then K;
+/// - conv1d_update, as Qwen3-Next and Qwen3.5 run it: io bf16, W 4, weights in the io dtype,
+///   SiLU, no bias, rollback intermediate and window; ordered by io, then rollback, then
+///   addressing, then K (docs/cli.md says why other io dtypes are left out).
+///
+/// All gdn_verify variants come first, then all conv1d_update ones.
 std::vector<KernelSpec> standard_matrix();
 
 const char* to_string(Family f) noexcept;

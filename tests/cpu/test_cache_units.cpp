@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cache's small parts, without NVRTC: settings parsers, the standard matrix, lock files,
 // root scans, LRU pruning, the SHA-256 hardware path.
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <random>
 #include <thread>
 
@@ -120,40 +122,85 @@ TEST_CASE("default cache root: WYJIT_CACHE_DIR, XDG_CACHE_HOME, HOME", "[cache][
   CHECK(detail::default_cache_root() == "/home/me/.cache/wyjit");
 }
 
-TEST_CASE("standard matrix: K 1..17 x io x every supported addressing, vk, d128",
+TEST_CASE("standard matrix: gdn_verify, then conv1d_update, each K 1..17 x every addressing",
           "[cache][units]") {
   const std::vector<KernelSpec> specs = standard_matrix();
   REQUIRE_FALSE(specs.empty());
-  std::vector<Addressing> modes;
+  std::vector<KernelSpec> gdn;
+  std::vector<KernelSpec> conv;
   for (const KernelSpec& s : specs) {
     CHECK_NOTHROW(validate_spec(s));
-    CHECK(s.family == Family::gdn_verify);
+    switch (s.family) {
+      case Family::gdn_verify:
+        CHECK(conv.empty());  // every gdn_verify variant comes before the conv1d_update ones
+        gdn.push_back(s);
+        break;
+      case Family::conv1d_update:
+        conv.push_back(s);
+        break;
+    }
+  }
+  // Every addressing mode validate_spec accepts (for both families), and nothing else.
+  std::vector<Addressing> modes;
+  for (const Addressing a : {Addressing::strided, Addressing::table, Addressing::slot}) {
+    bool accepted = true;
+    try {
+      validate_spec(KernelSpec{.addressing = a});
+      validate_spec(KernelSpec{.family = Family::conv1d_update, .addressing = a});
+    } catch (const Error&) {
+      accepted = false;
+    }
+    if (accepted) modes.push_back(a);
+  }
+  const auto modes_of = [](const std::vector<KernelSpec>& part) {
+    std::vector<Addressing> out;
+    for (const KernelSpec& s : part) {
+      if (std::find(out.begin(), out.end(), s.addressing) == out.end()) out.push_back(s.addressing);
+    }
+    return out;
+  };
+
+  // gdn_verify: io f32, f16, bf16, state f32, layout vk, d128, no options.
+  for (const KernelSpec& s : gdn) {
     CHECK(s.state == DType::f32);
     CHECK(s.layout == Layout::vk);
     CHECK(s.dk == 128);
     CHECK(s.dv == 128);
     CHECK_FALSE(s.l2norm_qk);
     CHECK_FALSE(s.fused_gating);
-    if (std::find(modes.begin(), modes.end(), s.addressing) == modes.end()) {
-      modes.push_back(s.addressing);
+  }
+  CHECK(modes_of(gdn) == modes);
+  CHECK(gdn.size() == 17 * 3 * modes.size());
+  REQUIRE_FALSE(gdn.empty());
+  CHECK(gdn.front().k == 1);
+  CHECK(gdn.front().io == DType::f32);
+  CHECK(gdn.back().k == 17);
+  CHECK(gdn.back().io == DType::bf16);
+
+  // conv1d_update as Qwen3-Next / Qwen3.5 run it: bf16, W 4, bf16 weights, SiLU, no bias.
+  std::vector<Rollback> rollbacks;
+  for (const KernelSpec& s : conv) {
+    CHECK(s.io == DType::bf16);
+    CHECK(s.width == 4);
+    CHECK(s.weight == s.io);
+    CHECK(s.silu);
+    CHECK_FALSE(s.bias);
+    if (std::find(rollbacks.begin(), rollbacks.end(), s.rollback) == rollbacks.end()) {
+      rollbacks.push_back(s.rollback);
     }
   }
-  // Every addressing mode validate_spec accepts is in, and nothing else.
-  for (const Addressing a : {Addressing::strided, Addressing::table, Addressing::slot}) {
-    bool accepted = true;
-    try {
-      validate_spec(KernelSpec{.addressing = a});
-    } catch (const Error&) {
-      accepted = false;
-    }
-    CHECK((std::find(modes.begin(), modes.end(), a) != modes.end()) == accepted);
+  CHECK(rollbacks == std::vector<Rollback>{Rollback::intermediate, Rollback::window});
+  CHECK(modes_of(conv) == modes);
+  CHECK(conv.size() == 17 * 2 * modes.size());
+  for (int k = 1; k <= 17; ++k) {
+    CHECK(std::count_if(conv.begin(), conv.end(), [&](const KernelSpec& s) { return s.k == k; }) ==
+          static_cast<std::ptrdiff_t>(2 * modes.size()));
   }
-  CHECK(specs.size() == 17 * 3 * modes.size());
+
+  CHECK(specs.size() == gdn.size() + conv.size());
   std::vector<KernelSpec> sorted = specs;
   std::sort(sorted.begin(), sorted.end());
   CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
-  CHECK(specs.front().k == 1);
-  CHECK(specs.front().io == DType::f32);
 }
 
 TEST_CASE("file locks: exclusive between descriptors, released on destruction", "[cache][units]") {

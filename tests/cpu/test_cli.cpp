@@ -110,7 +110,8 @@ class TempCacheDir {
 };
 
 constexpr const char* kVariant = "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128";
-constexpr const char* kSmall = "--arch sm_90 --k 1 --io f32 --addressing strided";
+constexpr const char* kSmall =
+    "--arch sm_90 --family gdn_verify --k 1 --io f32 --addressing strided";
 
 }  // namespace
 
@@ -203,7 +204,8 @@ TEST_CASE("cli: compile with a bad variant name is a usage error", "[cli]") {
 TEST_CASE("cli: precompile compiles once, then finds the entry cached", "[cli]") {
   TempCacheDir cache;
   const std::string args =
-      "precompile --arch sm_90 --k 2 --io f32 --addressing strided " + cache.arg();
+      "precompile --arch sm_90 --family gdn_verify --k 2 --io f32 --addressing strided " +
+      cache.arg();
 
   const RunResult first = run_wyjit(args);
   INFO(first.output);
@@ -252,6 +254,16 @@ TEST_CASE("cli: bad arguments exit 2 and write nothing", "[cli]") {
            "prune --max-bytes lots",
            "prune --max-bytes",
            "info --json-please",
+           "precompile --arch sm_90 --family foo",
+           "precompile --arch sm_90 --family gdn_verify --rollback window",
+           "precompile --arch sm_90 --family conv1d_update --layout kv",
+           "precompile --arch sm_90 --family conv1d_update --l2norm",
+           "precompile --arch sm_90 --all --family conv1d_update",
+           "precompile --arch sm_90 --bias maybe",
+           "precompile --arch sm_90 --silu",
+           "precompile --arch sm_90 --weight bf16",
+           "precompile --arch sm_90 --width 9",
+           "precompile --arch sm_90 --rollback sideways",
        }) {
     const RunResult r = run_wyjit(args + " " + cache.arg());
     INFO(args << "\n" << r.output);
@@ -263,6 +275,90 @@ TEST_CASE("cli: bad arguments exit 2 and write nothing", "[cli]") {
   CHECK(bytes.output.find("'12Q'") != std::string::npos);
   const RunResult dims = run_wyjit("precompile --arch sm_90 --dk 100 " + cache.arg());
   CHECK(dims.output.find("--dk") != std::string::npos);
+}
+
+TEST_CASE("cli: family-only selectors name the flag, its value and the families", "[cli]") {
+  TempCacheDir cache;
+  const auto refused = [&](const std::string& args) {
+    const RunResult r = run_wyjit("precompile --arch sm_90 " + args + " " + cache.arg());
+    INFO(args << "\n" << r.output);
+    CHECK(r.status == 2);
+    CHECK(cache.empty());
+    return r.output;
+  };
+  CHECK_THAT(refused("--family gdn_verify --rollback window"),
+             Catch::Contains("--rollback window selects conv1d_update variants, but --family is "
+                             "gdn_verify"));
+  CHECK_THAT(refused("--family conv1d_update --dk 64"),
+             Catch::Contains("--dk 64 selects gdn_verify variants, but --family is conv1d_update"));
+  CHECK_THAT(refused("--gating --family conv1d_update"),
+             Catch::Contains("--gating selects gdn_verify variants"));
+  CHECK_THAT(refused("--family gdn_verify,conv1d_usdate"),
+             Catch::Contains("bad value 'conv1d_usdate' for --family: expected one of gdn_verify, "
+                             "conv1d_update"));
+  CHECK_THAT(refused("--weight bf16"), Catch::Contains("bad value 'bf16' for --weight"));
+  CHECK_THAT(refused("--bias yes"),
+             Catch::Contains("bad value 'yes' for --bias: expected on or off"));
+  CHECK_THAT(refused("--width 1"), Catch::Contains("bad value '1' for --width: must be in 2..8"));
+  CHECK_THAT(refused("--rollback replay"), Catch::Contains("bad value 'replay' for --rollback"));
+}
+
+TEST_CASE("cli: precompile selects conv1d_update variants by family", "[cli]") {
+  TempCacheDir cache;
+  // --family conv1d_update: the standard conv1d part (bf16, W 4, weights bf16, SiLU, no bias)
+  // narrowed by the selectors given.
+  const RunResult conv = run_wyjit(
+      "precompile --json --arch sm_90 --family conv1d_update --k 2 --rollback window "
+      "--addressing slot,table " +
+      cache.arg());
+  INFO(conv.output);
+  REQUIRE(conv.status == 0);
+  const auto variants = [](const RunResult& r) {
+    std::vector<std::string> out;
+    const auto doc = nlohmann::json::parse(r.output);
+    for (const auto& result : doc.at("results")) out.push_back(result.at("variant"));
+    return out;
+  };
+  CHECK(variants(conv) == std::vector<std::string>{
+                              "conv1d_update.k2.io_bf16.w4.wt_bf16.window.slot.silu",
+                              "conv1d_update.k2.io_bf16.w4.wt_bf16.window.table.silu",
+                          });
+
+  // A conv1d-only selector without --family selects that family only; every option.
+  const RunResult options = run_wyjit(
+      "precompile --json --arch sm_90 --k 3 --io f16 --addressing strided --rollback "
+      "intermediate --weight f32 --bias on --silu off,on --width 3 " +
+      cache.arg());
+  INFO(options.output);
+  REQUIRE(options.status == 0);
+  CHECK(variants(options) == std::vector<std::string>{
+                                 "conv1d_update.k3.io_f16.w3.wt_f32.intermediate.strided.bias",
+                                 "conv1d_update.k3.io_f16.w3.wt_f32.intermediate.strided.bias.silu",
+                             });
+
+  // Selectors of both families: each family takes its own; shared ones apply to both.
+  const RunResult both = run_wyjit(
+      "precompile --json --arch sm_90 --k 1 --io f32 --addressing strided --layout kv "
+      "--rollback window " +
+      cache.arg());
+  INFO(both.output);
+  REQUIRE(both.status == 0);
+  CHECK(variants(both) == std::vector<std::string>{
+                              "gdn_verify.k1.io_f32.st_f32.strided.kv.d128",
+                              "conv1d_update.k1.io_f32.w4.wt_f32.window.strided.silu",
+                          });
+
+  // Only shared selectors: every family of the standard matrix.
+  const RunResult shared =
+      run_wyjit("precompile --json --arch sm_90 --k 2 --io bf16 --addressing slot " + cache.arg());
+  INFO(shared.output);
+  REQUIRE(shared.status == 0);
+  CHECK(variants(shared) == std::vector<std::string>{
+                                "gdn_verify.k2.io_bf16.st_f32.slot.vk.d128",
+                                "conv1d_update.k2.io_bf16.w4.wt_bf16.intermediate.slot.silu",
+                                "conv1d_update.k2.io_bf16.w4.wt_bf16.window.slot.silu",
+                            });
+  CHECK(nlohmann::json::parse(shared.output).at("summary").at("cached") == 1);
 }
 
 TEST_CASE("cli: precompile selectors, plain progress lines off a terminal, --json", "[cli]") {
@@ -310,7 +406,9 @@ TEST_CASE("cli: precompile draws a progress bar on a terminal", "[cli]") {
 
 TEST_CASE("cli: list, verify (and --repair) and prune", "[cli]") {
   TempCacheDir cache;
-  REQUIRE(run_wyjit("precompile --arch sm_90 --k 1-2 --io f32 --addressing strided " + cache.arg())
+  REQUIRE(run_wyjit("precompile --arch sm_90 --family gdn_verify --k 1-2 --io f32 --addressing "
+                    "strided " +
+                    cache.arg())
               .status == 0);
 
   const RunResult list = run_wyjit("list " + cache.arg());

@@ -28,6 +28,8 @@ namespace {
 constexpr std::array kAllDTypes = {DType::f32, DType::f16, DType::bf16};
 constexpr std::array kAllLayouts = {Layout::vk, Layout::kv};
 constexpr std::array kAllAddressings = {Addressing::strided, Addressing::table, Addressing::slot};
+constexpr std::array kAllFamilies = {Family::gdn_verify, Family::conv1d_update};
+constexpr std::array kAllRollbacks = {Rollback::intermediate, Rollback::window};
 
 template <typename Enum, std::size_t N>
 std::string names_of(const std::array<Enum, N>& values) {
@@ -168,6 +170,34 @@ std::vector<Layout> parse_layout_list(const std::string& command, const std::str
 
 std::vector<Addressing> parse_addressing_list(const std::string& command, const std::string& text) {
   return parse_enum_list(command, "--addressing", text, kAllAddressings);
+}
+
+std::vector<Family> parse_family_list(const std::string& command, const std::string& text) {
+  return parse_enum_list(command, "--family", text, kAllFamilies);
+}
+
+std::vector<Rollback> parse_rollback_list(const std::string& command, const std::string& text) {
+  return parse_enum_list(command, "--rollback", text, kAllRollbacks);
+}
+
+std::vector<bool> parse_switch_list(const std::string& command, const std::string& option,
+                                    const std::string& text) {
+  std::vector<bool> out;
+  for (const std::string& item : split_list(command, option, text)) {
+    if (item != "on" && item != "off") bad_value(command, option, item, "expected on or off");
+    const bool on = item == "on";
+    if (std::find(out.begin(), out.end(), on) == out.end()) out.push_back(on);
+  }
+  return out;
+}
+
+std::vector<int> parse_width_list(const std::string& command, const std::string& text) {
+  std::vector<int> widths;
+  for (const std::string& item : split_list(command, "--width", text)) {
+    const int w = parse_int(command, "--width", item, 2, 8);
+    if (std::find(widths.begin(), widths.end(), w) == widths.end()) widths.push_back(w);
+  }
+  return widths;
 }
 
 std::vector<int> parse_dim_list(const std::string& command, const std::string& option,

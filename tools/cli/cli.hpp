@@ -85,6 +85,15 @@ std::vector<Addressing> parse_addressing_list(const std::string& command, const 
 /// `64,128,256` -> head dims, in the order given, duplicates dropped; each 64, 128 or 256.
 std::vector<int> parse_dim_list(const std::string& command, const std::string& option,
                                 const std::string& text);
+/// `gdn_verify,conv1d_update` -> the families, in the order given, duplicates dropped.
+std::vector<Family> parse_family_list(const std::string& command, const std::string& text);
+/// `intermediate,window` -> the rollback forms, in the order given, duplicates dropped.
+std::vector<Rollback> parse_rollback_list(const std::string& command, const std::string& text);
+/// `on,off` -> {true, false}, in the order given, duplicates dropped.
+std::vector<bool> parse_switch_list(const std::string& command, const std::string& option,
+                                    const std::string& text);
+/// `3,4` -> conv1d filter widths, in the order given, duplicates dropped; each 2..8.
+std::vector<int> parse_width_list(const std::string& command, const std::string& text);
 /// `1073741824`, `512M`, `1G`, ... (binary multiples) -> bytes.
 std::uint64_t parse_bytes(const std::string& command, const std::string& option,
                           const std::string& text);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/cli.hpp"
+#include "cli/precompile_matrix.hpp"
 #include "wyjit/jit.hpp"
 
 namespace wyjit::cli {
@@ -35,18 +36,35 @@ Targets:
   --arch A[,B...]     sm_XX (cubin), sm_XXa (arch-specific cubin) or compute_XX
                       (PTX); required, repeatable
 
-Variants: --all, or any of these selectors (each defaults to the standard matrix):
-  --all               the standard matrix: K 1-17, io f32,f16,bf16, state f32,
-                      every addressing mode this build supports, layout vk, d128
+Variants: --all, or selectors. A selector not given takes the standard matrix's
+values for each family.
+  --all               the standard matrix: K 1-17 and every addressing mode this
+                      build supports for each family, and
+                      gdn_verify: io f32,f16,bf16, state f32, layout vk, d128;
+                      conv1d_update: io bf16, W 4, weights in the io dtype,
+                      SiLU, no bias, rollback intermediate and window
+  --family LIST       gdn_verify,conv1d_update (default: the families the
+                      family-only selectors below name, else both)
+Every family:
   --k LIST            tokens per sequence, e.g. 1-17,32 (default 1-17)
-  --io LIST           io dtypes: f32,f16,bf16 (default all three)
-  --state LIST        state dtypes: f32,f16,bf16 (default f32)
+  --io LIST           io dtypes: f32,f16,bf16 (default: gdn_verify all three,
+                      conv1d_update bf16)
   --addressing LIST   strided,table,slot (default every supported mode)
+gdn_verify only:
+  --state LIST        state dtypes: f32,f16,bf16 (default f32)
   --layout LIST       state layouts: vk,kv (default vk)
   --dk LIST           key head dims: 64,128,256 (default 128)
   --dv LIST           value head dims: 64,128,256 (default 128)
   --l2norm            variants that L2-normalise q and k in the kernel
   --gating            variants with fused gating
+conv1d_update only:
+  --width LIST        filter widths, 2..8 (default 4)
+  --weight LIST       weight and bias dtype: io (the io dtype), f32 (default io)
+  --bias LIST         on,off: add a per-channel bias (default off)
+  --silu LIST         on,off: apply SiLU (default on)
+  --rollback LIST     intermediate,window (default both)
+A family-only selector without --family limits the matrix to its family; one
+for a family that --family leaves out is a usage error.
 
 Options:
   --cache-dir DIR     writable root (default: $WYJIT_CACHE_DIR, else
@@ -87,147 +105,8 @@ const char* status_name(Progress::Status s) {
   return "?";
 }
 
-struct Options {
-  std::vector<Target> targets;
-  std::string cache_dir;
-  bool all = false;
-  std::vector<int> ks;
-  std::vector<DType> ios;
-  std::vector<DType> states;
-  std::vector<Addressing> addressings;
-  std::vector<Layout> layouts;
-  std::vector<int> dks;
-  std::vector<int> dvs;
-  bool l2norm = false;
-  bool gating = false;
-  int jobs = 0;
-  bool json = false;
-};
-
-Options parse_options(std::span<const std::string> args) {
-  const std::string cmd = "precompile";
-  ArgReader reader(cmd, args);
-  Options opt;
-  bool custom = false;
-  std::string value;
-  while (!reader.done()) {
-    if (reader.option("--arch", value)) {
-      for (const std::string& item : split_list(cmd, "--arch", value)) {
-        const Target t = parse_target(cmd, item);
-        if (std::find(opt.targets.begin(), opt.targets.end(), t) == opt.targets.end()) {
-          opt.targets.push_back(t);
-        }
-      }
-      continue;
-    }
-    if (reader.option("--cache-dir", value)) {
-      if (value.empty()) throw UsageError(cmd, "bad value '' for --cache-dir: empty path");
-      opt.cache_dir = value;
-      continue;
-    }
-    if (reader.option("--jobs", value, "-j")) {
-      opt.jobs = parse_int(cmd, "--jobs", value, 1, 1024);
-      continue;
-    }
-    if (reader.flag("--all")) {
-      opt.all = true;
-      continue;
-    }
-    if (reader.flag("--json")) {
-      opt.json = true;
-      continue;
-    }
-    custom = true;
-    if (reader.option("--k", value)) {
-      opt.ks = parse_k_list(cmd, value);
-    } else if (reader.option("--io", value)) {
-      opt.ios = parse_dtype_list(cmd, "--io", value);
-    } else if (reader.option("--state", value)) {
-      opt.states = parse_dtype_list(cmd, "--state", value);
-    } else if (reader.option("--addressing", value)) {
-      opt.addressings = parse_addressing_list(cmd, value);
-    } else if (reader.option("--layout", value)) {
-      opt.layouts = parse_layout_list(cmd, value);
-    } else if (reader.option("--dk", value)) {
-      opt.dks = parse_dim_list(cmd, "--dk", value);
-    } else if (reader.option("--dv", value)) {
-      opt.dvs = parse_dim_list(cmd, "--dv", value);
-    } else if (reader.flag("--l2norm")) {
-      opt.l2norm = true;
-    } else if (reader.flag("--gating")) {
-      opt.gating = true;
-    } else {
-      reader.reject();
-    }
-  }
-  if (opt.all && custom) {
-    throw UsageError(cmd, "--all is the standard matrix: drop it, or drop the selectors");
-  }
-  if (opt.targets.empty()) throw UsageError(cmd, "missing --arch (e.g. --arch sm_90)");
-  if (opt.jobs == 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return opt;
-}
-
-/// The selectors' matrix; a selector not given takes the standard matrix's values.
-std::vector<KernelSpec> selected_specs(const Options& opt) {
-  const std::vector<KernelSpec> standard = standard_matrix();
-  if (opt.all) return standard;
-  const auto standard_values = [&](auto field) {
-    std::vector<std::decay_t<decltype(field(standard.front()))>> values;
-    for (const KernelSpec& s : standard) {
-      if (std::find(values.begin(), values.end(), field(s)) == values.end()) {
-        values.push_back(field(s));
-      }
-    }
-    return values;
-  };
-  const auto ks =
-      opt.ks.empty() ? standard_values([](const KernelSpec& s) { return s.k; }) : opt.ks;
-  const auto ios =
-      opt.ios.empty() ? standard_values([](const KernelSpec& s) { return s.io; }) : opt.ios;
-  const auto states = opt.states.empty()
-                          ? standard_values([](const KernelSpec& s) { return s.state; })
-                          : opt.states;
-  const auto addressings = opt.addressings.empty()
-                               ? standard_values([](const KernelSpec& s) { return s.addressing; })
-                               : opt.addressings;
-  const auto layouts = opt.layouts.empty()
-                           ? standard_values([](const KernelSpec& s) { return s.layout; })
-                           : opt.layouts;
-  const auto dks =
-      opt.dks.empty() ? standard_values([](const KernelSpec& s) { return s.dk; }) : opt.dks;
-  const auto dvs =
-      opt.dvs.empty() ? standard_values([](const KernelSpec& s) { return s.dv; }) : opt.dvs;
-  std::vector<KernelSpec> specs;
-  for (DType io : ios) {
-    for (DType state : states) {
-      for (Addressing addressing : addressings) {
-        for (Layout layout : layouts) {
-          for (int dk : dks) {
-            for (int dv : dvs) {
-              for (int k : ks) {
-                specs.push_back({.family = Family::gdn_verify,
-                                 .k = k,
-                                 .io = io,
-                                 .state = state,
-                                 .addressing = addressing,
-                                 .layout = layout,
-                                 .dk = dk,
-                                 .dv = dv,
-                                 .l2norm_qk = opt.l2norm,
-                                 .fused_gating = opt.gating});
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-  return specs;
-}
-
 // Every (target, variant) pair, validated before anything is compiled or written.
-std::vector<Job> make_jobs(const Options& opt) {
+std::vector<Job> make_jobs(const PrecompileOptions& opt) {
   std::vector<Job> jobs;
   const std::vector<KernelSpec> specs = selected_specs(opt);
   for (const KernelSpec& spec : specs) {
@@ -251,7 +130,7 @@ int run_precompile(std::span<const std::string> args) {
     fmt::print("{}", kPrecompileHelp);
     return kExitOk;
   }
-  const Options opt = parse_options(args);
+  const PrecompileOptions opt = parse_precompile_options(args);
   const std::vector<Job> jobs = make_jobs(opt);
 
   std::optional<Jit> jit;
