@@ -336,6 +336,16 @@ TEST_CASE("cli: precompile selects conv1d_update variants by family", "[cli]") {
                                  "conv1d_update.k3.io_f16.w3.wt_f32.intermediate.strided.bias.silu",
                              });
 
+  // `--weight io,f32` with io f32 names one variant twice: it is built and reported once.
+  const RunResult same = run_wyjit(
+      "precompile --json --arch sm_90 --family conv1d_update --k 1 --io f32 --addressing "
+      "strided --rollback window --weight io,f32 " +
+      cache.arg());
+  INFO(same.output);
+  REQUIRE(same.status == 0);
+  CHECK(variants(same) ==
+        std::vector<std::string>{"conv1d_update.k1.io_f32.w4.wt_f32.window.strided.silu"});
+
   // Selectors of both families: each family takes its own; shared ones apply to both.
   const RunResult both = run_wyjit(
       "precompile --json --arch sm_90 --k 1 --io f32 --addressing strided --layout kv "
@@ -347,6 +357,7 @@ TEST_CASE("cli: precompile selects conv1d_update variants by family", "[cli]") {
                               "gdn_verify.k1.io_f32.st_f32.strided.kv.d128",
                               "conv1d_update.k1.io_f32.w4.wt_f32.window.strided.silu",
                           });
+  CHECK(nlohmann::json::parse(both.output).at("summary").at("cached") == 1);
 
   // Only shared selectors: every family of the standard matrix.
   const RunResult shared =

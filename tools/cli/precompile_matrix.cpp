@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -288,7 +290,14 @@ std::vector<KernelSpec> selected_specs(const PrecompileOptions& opt) {
         break;
     }
   }
-  return specs;
+  // NOTE: selector values can name one variant twice (`--io f32 --weight io,f32`); keep the
+  // first, so that no variant is compiled or reported twice.
+  std::vector<KernelSpec> unique;
+  std::set<KernelSpec> seen;
+  for (const KernelSpec& s : specs) {
+    if (seen.insert(s).second) unique.push_back(s);
+  }
+  return unique;
 }
 
 }  // namespace wyjit::cli

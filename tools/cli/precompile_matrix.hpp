@@ -61,8 +61,8 @@ struct PrecompileOptions {
 /// family-only selector for a family --family leaves out.
 PrecompileOptions parse_precompile_options(std::span<const std::string> args);
 
-/// The variants `opt` selects, family by family in the standard matrix's order; not yet
-/// validated.
+/// The variants `opt` selects, family by family in the standard matrix's order, each once; not
+/// yet validated.
 std::vector<KernelSpec> selected_specs(const PrecompileOptions& opt);
 
 }  // namespace wyjit::cli
