@@ -62,13 +62,24 @@ std::string first_line_containing(std::string_view text, std::string_view needle
   return std::string(text.substr(at, end == std::string_view::npos ? end : end - at));
 }
 
+// `--minimal` exists from NVRTC 12.4 on.
+bool nvrtc_has_minimal() {
+  static const bool has = [] {
+    int major = 0;
+    int minor = 0;
+    return nvrtcVersion(&major, &minor) == NVRTC_SUCCESS &&
+           (major > 12 || (major == 12 && minor >= 4));
+  }();
+  return has;
+}
+
 std::string read_identity() {
   int major = 0;
   int minor = 0;
   WYJIT_NVRTC_CHECK(nvrtcVersion(&major, &minor));
   ProgramHandle program = create_program("__global__ void wyjit_probe() {}\n", "probe.cu");
-  const char* options[] = {"--gpu-architecture=compute_75"};
-  WYJIT_NVRTC_CHECK(nvrtcCompileProgram(program.get(), 1, options));
+  const char* options[] = {"--gpu-architecture=compute_75", "--minimal"};
+  WYJIT_NVRTC_CHECK(nvrtcCompileProgram(program.get(), nvrtc_has_minimal() ? 2 : 1, options));
   std::size_t size = 0;
   WYJIT_NVRTC_CHECK(nvrtcGetPTXSize(program.get(), &size));
   std::string ptx(size, '\0');
@@ -83,19 +94,31 @@ std::string read_identity() {
 }  // namespace
 
 std::vector<std::string> nvrtc_options(const Target& target) {
-  return {
+  std::vector<std::string> options = {
       "--std=c++17",
       "--gpu-architecture=" + target.name(),
       "--fmad=true",
   };
+  // NOTE: kernel_src/ is hermetic (no toolkit headers, runtime API, textures or device-side
+  // launches), so NVRTC may skip most of its built-in header: about 15 ms less front end per
+  // compile and byte-identical cubins (docs/PERFORMANCE.md, cache section).
+  if (nvrtc_has_minimal()) options.emplace_back("--minimal");
+  return options;
 }
 
 NvrtcResult nvrtc_compile(const std::string& source, const std::string& program_name,
                           const std::string& name_expression, const Target& target,
                           const std::string& variant) {
+  return nvrtc_compile_with(source, program_name, name_expression, target, variant,
+                            nvrtc_options(target));
+}
+
+NvrtcResult nvrtc_compile_with(const std::string& source, const std::string& program_name,
+                               const std::string& name_expression, const Target& target,
+                               const std::string& variant,
+                               const std::vector<std::string>& options) {
   ProgramHandle program = create_program(source, program_name);
   WYJIT_NVRTC_CHECK(nvrtcAddNameExpression(program.get(), name_expression.c_str()));
-  const std::vector<std::string> options = nvrtc_options(target);
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());
   const nvrtcResult compiled =

@@ -24,6 +24,13 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& program_
                           const std::string& name_expression, const Target& target,
                           const std::string& variant);
 
+/// nvrtc_compile with an explicit option list instead of nvrtc_options(target); `target` only
+/// picks cubin or PTX output. For benchmarks that compare option sets: a binary built this way
+/// does not match its cache key unless `options` is nvrtc_options(target).
+NvrtcResult nvrtc_compile_with(const std::string& source, const std::string& program_name,
+                               const std::string& name_expression, const Target& target,
+                               const std::string& variant, const std::vector<std::string>& options);
+
 /// "13.0 (<release line>; <build id>)": the version and the exact build, read once per process
 /// from the header of a tiny PTX compile (NVRTC has no API for its build id).
 const std::string& nvrtc_identity();

@@ -1,70 +1,157 @@
 // SPDX-License-Identifier: Apache-2.0
-// CPU-side cache benchmark: memory hits under 8 threads, disk read + verify, cold NVRTC
-// compiles, and `wyjit precompile --all --arch sm_90`. Needs no GPU. Prints to stdout.
+// Cache benchmark: memory hits under 8 threads, disk read + verify, cold NVRTC compiles per K,
+// the disk hit through the driver (on a GPU; "skipped: no GPU" otherwise) and
+// `wyjit precompile --all --arch sm_90`. Prints to stdout.
 //
-//   build/bin/bench_cache [--skip-precompile] [--memory-only]
+//   build/bin/bench_cache [--skip-precompile] [--memory-only] [--compile-only] [--gpu]
+//                         [--k 1,2,...] [--rounds N] [--reps N]
+//                         [--ab "EXTRA NVRTC OPTIONS"] [--ab-drop OPTION]...
+#include "bench/bench_cache.hpp"
+
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <barrier>
-#include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <filesystem>
-#include <string>
+#include <functional>
+#include <sstream>
 #include <thread>
-#include <vector>
 
+#include "bench/bench_common.hpp"
 #include "cache/cache_key.hpp"
 #include "cache/entry_file.hpp"
 #include "cache/sha256.hpp"
 #include "stamp/stamp.hpp"
-#include "wyjit/jit.hpp"
 
-namespace {
+namespace wyjit::cache_bench {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-using wyjit::Jit;
-using wyjit::JitOptions;
-using wyjit::KernelSpec;
-using wyjit::Target;
 
 double ns_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::nano>(b - a).count();
 }
 
-double median(std::vector<double> v) {
+Stats stats(std::vector<double> v) {
+  if (v.empty()) return {};
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
-  return n == 0 ? 0.0 : (n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+  const double median = n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  const std::size_t rank = (9 * n + 9) / 10;  // nearest rank: ceil(0.9 n)
+  return {.median = median, .p90 = v[std::min(n, std::max<std::size_t>(rank, 1)) - 1]};
 }
 
-/// A temp directory removed at exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "wyjit-bench-cache-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-const Target kSm90{.arch = 90};
-
-double thread_cpu_ms() {
+double process_cpu_ms() {
   timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+double load_average() {
+  double load = 0.0;
+  return ::getloadavg(&load, 1) == 1 ? load : -1.0;
+}
+
+TempDir::TempDir() {
+  std::string pattern = (fs::temp_directory_path() / "wyjit-bench-cache-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+namespace {
+
+// `threads` threads call `lookup` in batches; the median and p90 are over every batch of every
+// thread (a batch's mean per call).
+void time_hits(const char* label, int threads, const std::function<void()>& lookup) {
+  constexpr int kBatch = 2000;
+  constexpr int kBatches = 200;
+  std::vector<std::vector<double>> per_thread(static_cast<std::size_t>(threads));
+  std::barrier start(threads);
+  {
+    std::vector<std::jthread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        std::vector<double>& out = per_thread[static_cast<std::size_t>(t)];
+        start.arrive_and_wait();
+        for (int b = 0; b < kBatches; ++b) {
+          const Clock::time_point t0 = Clock::now();
+          for (int i = 0; i < kBatch; ++i) lookup();
+          out.push_back(ns_between(t0, Clock::now()) / kBatch);
+        }
+      });
+    }
+  }
+  std::vector<double> all;
+  for (const auto& v : per_thread) all.insert(all.end(), v.begin(), v.end());
+  const Stats s = stats(all);
+  fmt::print("memory hit, {} thread(s), {:<34} median {:7.1f} ns  (p90 {:.1f})\n", threads, label,
+             s.median, s.p90);
+}
+
+// Step: memory hits: Jit::compile alone (it skips validate_spec on a hit), and validate_spec
+// followed by Jit::compile (the CPU part of a Jit::kernel hit).
+void bench_memory_hits() {
+  Jit jit(JitOptions{.cache_dir = "", .disk_cache = false});
+  const KernelSpec spec{.k = 4, .io = DType::bf16};
+  jit.compile(spec, kSm90);
+  const auto hit = [&] {
+    if (jit.compile(spec, kSm90)->binary.empty()) std::abort();
+  };
+  const auto validated_hit = [&] {
+    validate_spec(spec);
+    hit();
+  };
+  for (const int threads : {1, 8}) {
+    time_hits("Jit::compile:", threads, hit);
+    time_hits("validate_spec + Jit::compile:", threads, validated_hit);
+  }
+}
+
+// Step: disk hits on the CPU. read_entry_file is the read + verify (checksum, key) of one entry;
+// a fresh Jit adds stamping the source and building the key.
+void bench_disk_hits() {
+  TempDir dir;
+  const KernelSpec spec{.k = 8, .io = DType::bf16};
+  std::string path;
+  {
+    Jit jit(JitOptions{.cache_dir = dir.path.string()});
+    path = jit.compile(spec, kSm90)->path;
+  }
+  const detail::CacheKey key = detail::make_cache_key(spec, detail::stamp(spec), kSm90);
+  std::vector<double> read_us;
+  for (int i = 0; i < 2000; ++i) {
+    const Clock::time_point t0 = Clock::now();
+    const detail::EntryRead read = detail::read_entry_file(path, key.text);
+    read_us.push_back(ns_between(t0, Clock::now()) / 1e3);
+    if (read.status != detail::EntryRead::Status::ok) std::abort();
+  }
+  std::vector<double> jit_us;
+  for (int i = 0; i < 300; ++i) {
+    Jit jit(JitOptions{.cache_dir = dir.path.string()});
+    const Clock::time_point t0 = Clock::now();
+    const auto hit = jit.compile(spec, kSm90);
+    jit_us.push_back(ns_between(t0, Clock::now()) / 1e3);
+    if (!hit->from_disk) std::abort();
+  }
+  const Stats r = stats(read_us);
+  const Stats j = stats(jit_us);
+  fmt::print(
+      "disk hit, read + verify:            median {:8.1f} us  p90 {:8.1f} us  ({} bytes, "
+      "SHA-256 {})\n",
+      r.median, r.p90, fs::file_size(path),
+      detail::sha256_hardware_available() ? "SHA-NI" : "portable");
+  fmt::print(
+      "disk hit, fresh Jit::compile:       median {:8.1f} us  p90 {:8.1f} us  (+ stamp, "
+      "key, touch)\n",
+      j.median, j.p90);
 }
 
 double children_cpu_s() {
@@ -74,122 +161,6 @@ double children_cpu_s() {
     return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
   };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-double load_average() {
-  double load = 0.0;
-  return ::getloadavg(&load, 1) == 1 ? load : -1.0;
-}
-
-// Step: memory hits. Each thread times batches of calls; the median is over every batch of
-// every thread (a batch's mean per call).
-void bench_memory_hits(int threads) {
-  Jit jit(JitOptions{.cache_dir = "", .disk_cache = false});
-  const KernelSpec spec{.k = 4, .io = wyjit::DType::bf16};
-  jit.compile(spec, kSm90);
-  constexpr int kBatch = 2000;
-  constexpr int kBatches = 200;
-  std::vector<std::vector<double>> per_thread(static_cast<std::size_t>(threads));
-  std::barrier start(threads);
-  std::vector<std::jthread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      std::vector<double>& out = per_thread[static_cast<std::size_t>(t)];
-      start.arrive_and_wait();
-      for (int b = 0; b < kBatches; ++b) {
-        const Clock::time_point t0 = Clock::now();
-        for (int i = 0; i < kBatch; ++i) {
-          const auto hit = jit.compile(spec, kSm90);
-          if (hit->binary.empty()) std::abort();
-        }
-        out.push_back(ns_between(t0, Clock::now()) / kBatch);
-      }
-    });
-  }
-  pool.clear();
-  std::vector<double> all;
-  for (const auto& v : per_thread) all.insert(all.end(), v.begin(), v.end());
-  fmt::print("memory hit, {} thread(s):        median {:8.1f} ns per Jit::compile  (p90 {:.1f})\n",
-             threads, median(all), [&] {
-               std::sort(all.begin(), all.end());
-               return all[all.size() * 9 / 10];
-             }());
-}
-
-// Step: disk hits. read_entry_file is the read + verify (checksum, key) of one entry; a fresh
-// Jit adds stamping the source and building the key.
-void bench_disk_hits() {
-  TempDir dir;
-  const KernelSpec spec{.k = 8, .io = wyjit::DType::bf16};
-  std::string path;
-  {
-    Jit jit(JitOptions{.cache_dir = dir.path.string()});
-    path = jit.compile(spec, kSm90)->path;
-  }
-  const wyjit::detail::CacheKey key =
-      wyjit::detail::make_cache_key(spec, wyjit::detail::stamp(spec), kSm90);
-  std::vector<double> read_ns;
-  for (int i = 0; i < 2000; ++i) {
-    const Clock::time_point t0 = Clock::now();
-    const wyjit::detail::EntryRead read = wyjit::detail::read_entry_file(path, key.text);
-    read_ns.push_back(ns_between(t0, Clock::now()));
-    if (read.status != wyjit::detail::EntryRead::Status::ok) std::abort();
-  }
-  std::vector<double> jit_ns;
-  for (int i = 0; i < 300; ++i) {
-    Jit jit(JitOptions{.cache_dir = dir.path.string()});
-    const Clock::time_point t0 = Clock::now();
-    const auto hit = jit.compile(spec, kSm90);
-    jit_ns.push_back(ns_between(t0, Clock::now()));
-    if (!hit->from_disk) std::abort();
-  }
-  fmt::print("disk hit, read + verify:            median {:8.1f} us  ({} bytes, SHA-256 {})\n",
-             median(read_ns) / 1e3, fs::file_size(path),
-             wyjit::detail::sha256_hardware_available() ? "SHA-NI" : "portable");
-  fmt::print("disk hit, fresh Jit::compile:       median {:8.1f} us  (+ stamp, key, touch)\n",
-             median(jit_ns) / 1e3);
-}
-
-// Step: cold compiles, each in a fresh memory-only Jit; the first compile of the process
-// (NVRTC's own start-up) is reported apart.
-void bench_cold_compiles() {
-  const std::vector<KernelSpec> specs = {
-      {.k = 1, .io = wyjit::DType::f32},
-      {.k = 4, .io = wyjit::DType::bf16, .addressing = wyjit::Addressing::table},
-      {.k = 8, .io = wyjit::DType::f16, .addressing = wyjit::Addressing::slot},
-      {.k = 17, .io = wyjit::DType::bf16},
-  };
-  std::vector<double> ms;
-  std::vector<double> cpu_ms;
-  std::vector<std::vector<double>> per_variant(specs.size());
-  std::vector<std::vector<double>> per_variant_cpu(specs.size());
-  double first = -1.0;
-  for (int round = 0; round < 4; ++round) {
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      Jit jit(JitOptions{.cache_dir = "", .disk_cache = false});
-      const double cpu0 = thread_cpu_ms();
-      const Clock::time_point t0 = Clock::now();
-      jit.compile(specs[i], kSm90);
-      const double t = ns_between(t0, Clock::now()) / 1e6;
-      const double cpu = thread_cpu_ms() - cpu0;
-      if (first < 0) {
-        first = t;
-        continue;
-      }
-      ms.push_back(t);
-      cpu_ms.push_back(cpu);
-      per_variant[i].push_back(t);
-      per_variant_cpu[i].push_back(cpu);
-    }
-  }
-  fmt::print(
-      "cold compile, one variant, sm_90:   median {:8.1f} ms wall, {:.1f} ms CPU  ({} compiles "
-      "of {} variants; first in process {:.1f} ms wall)\n",
-      median(ms), median(cpu_ms), ms.size(), specs.size(), first);
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    fmt::print("  {:<48} median {:8.1f} ms wall, {:.1f} ms CPU\n", wyjit::format_spec(specs[i]),
-               median(per_variant[i]), median(per_variant_cpu[i]));
-  }
 }
 
 // Step: the CLI, as a deployer runs it.
@@ -214,35 +185,83 @@ void bench_precompile(const std::string& cli) {
         "precompile --all --arch sm_90, {}:{:>{}} {:8.1f} s wall, {:.1f} s CPU = {:.1f} s "
         "per core  ({} variants, -j {})\n",
         label, "", 10 - static_cast<int>(std::string(label).size()), s, cpu, cpu / cores,
-        wyjit::standard_matrix().size(), cores);
+        standard_matrix().size(), cores);
   }
+}
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+int usage() {
+  fmt::print(stderr,
+             "usage: bench_cache [--skip-precompile] [--memory-only] [--compile-only] [--gpu]\n"
+             "                   [--k 1,2,...] [--rounds N] [--reps N]\n"
+             "                   [--ab \"EXTRA NVRTC OPTIONS\"] [--ab-drop OPTION]...\n");
+  return 2;
 }
 
 }  // namespace
 
+}  // namespace wyjit::cache_bench
+
 int main(int argc, char** argv) {
+  using namespace wyjit::cache_bench;
   bool skip_precompile = false;
-  bool memory_only = false;
+  bool ab = false;
+  std::string only;
+  std::vector<int> ks;
+  for (int k = 1; k <= 17; ++k) ks.push_back(k);
+  int rounds = 3;
+  int reps = 200;
+  std::vector<std::string> extra, drop;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
     if (arg == "--skip-precompile") {
       skip_precompile = true;
-    } else if (arg == "--memory-only") {
-      memory_only = true;
+    } else if (arg == "--memory-only" || arg == "--compile-only" || arg == "--gpu") {
+      only = arg;
+    } else if (arg == "--k" && has_value) {
+      ks = wyjit::bench::parse_list(argv[++i]);
+    } else if (arg == "--rounds" && has_value) {
+      rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--reps" && has_value) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--ab" && has_value) {
+      ab = true;
+      for (std::string& w : split_words(argv[++i])) extra.push_back(std::move(w));
+    } else if (arg == "--ab-drop" && has_value) {
+      ab = true;
+      drop.emplace_back(argv[++i]);
     } else {
-      fmt::print(stderr, "usage: bench_cache [--skip-precompile] [--memory-only]\n");
-      return 2;
+      return usage();
     }
   }
   utsname host{};
   ::uname(&host);
-  fmt::print("wyjit cache benchmark (CPU side): {} {}, {} hardware threads, load average {:.1f}\n",
+  fmt::print("wyjit cache benchmark: {} {}, {} hardware threads, load average {:.1f}\n",
              host.sysname, host.release, std::thread::hardware_concurrency(), load_average());
-  bench_memory_hits(1);
-  bench_memory_hits(8);
-  if (memory_only) return 0;
+  if (ab) {
+    bench_nvrtc_ab(ks, rounds, extra, drop);
+    return 0;
+  }
+  if (only == "--gpu") {
+    bench_gpu(reps);
+    return 0;
+  }
+  if (only == "--compile-only") {
+    bench_cold_compiles(ks, rounds);
+    return 0;
+  }
+  bench_memory_hits();
+  if (only == "--memory-only") return 0;
   bench_disk_hits();
-  bench_cold_compiles();
+  bench_cold_compiles(ks, rounds);
+  bench_gpu(reps);
   if (!skip_precompile) {
     fmt::print("load average before the precompile: {:.1f}\n", load_average());
     const fs::path cli = fs::canonical("/proc/self/exe").parent_path() / "wyjit";
