@@ -34,14 +34,10 @@ set_target_properties(wyjit_shared PROPERTIES
   SOVERSION ${WYJIT_SOVERSION}
   EXPORT_NAME wyjit
   INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
-# NOTE: --as-needed drops the libcuda stub that CUDA::nvrtc drags in: the driver is dlopen'ed at
-# run time, so libwyjit.so must load on machines with no driver.
-target_link_options(wyjit_shared PRIVATE LINKER:--no-undefined LINKER:--as-needed)
+# NOTE: libwyjit.so must load on machines with no driver: it links NVRTC without the libcuda
+# stub (see CUDA::nvrtc in CMakeLists.txt) and opens the driver at run time.
+target_link_options(wyjit_shared PRIVATE LINKER:--no-undefined)
 set_target_properties(wyjit PROPERTIES EXPORT_NAME wyjit_static)
-# NOTE: the same for our own programs that link libwyjit.a (CLI, tests, benchmarks): Debian's gcc
-# drops its default --as-needed under -fsanitize, and a libcuda.so.1 NEEDED entry would stop
-# them from starting on machines with no driver.
-target_link_options(wyjit INTERFACE $<BUILD_INTERFACE:LINKER:--as-needed>)
 
 # ---- install --------------------------------------------------------------------------------
 set(WYJIT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/wyjit)

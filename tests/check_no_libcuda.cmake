@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: Apache-2.0
+# Fails when a library or program of the build tree records libcuda.so.1 (a NEEDED entry):
+# wyjit opens the driver at run time, so each of them must start on a machine with no driver.
+#   cmake -DBINARY_DIR=<build dir> -P check_no_libcuda.cmake
+find_program(READELF readelf REQUIRED)
+file(GLOB candidates ${BINARY_DIR}/bin/* ${BINARY_DIR}/lib/*.so*)
+set(checked 0)
+set(bad "")
+foreach(f IN LISTS candidates)
+  if(IS_SYMLINK ${f} OR IS_DIRECTORY ${f})
+    continue()
+  endif()
+  execute_process(COMMAND ${READELF} -d ${f} OUTPUT_VARIABLE dynamic ERROR_QUIET
+                  RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    continue()  # not an ELF file
+  endif()
+  math(EXPR checked "${checked} + 1")
+  if(dynamic MATCHES "\\(NEEDED\\)[^\n]*libcuda\\.so")
+    list(APPEND bad ${f})
+  endif()
+endforeach()
+if(checked EQUAL 0)
+  message(FATAL_ERROR "no ELF files under ${BINARY_DIR}/bin or ${BINARY_DIR}/lib")
+endif()
+if(bad)
+  list(JOIN bad "\n  " bad_text)
+  message(FATAL_ERROR "these record libcuda.so.1 (NEEDED), so they cannot start without a "
+                      "driver:\n  ${bad_text}")
+endif()
+message(STATUS "${checked} ELF files checked: none records libcuda.so")
