@@ -93,6 +93,8 @@ __global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
   constexpr bool kWhole = K % S == 0;
 
   __shared__ T* s_dst[C::kWrites];  // the tiles this sequence writes (null: skipped)
+  // kModeRegion's exchange: H vectors a thread (intermediate form only).
+  __shared__ Raw16 s_xch[kWindow ? 1 : conv1d_threads() * H];
   extern __shared__ __align__(16) unsigned char s_image[];
 
   // ---- which sequence, channels and tokens ----
@@ -131,17 +133,12 @@ __global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
     }
   }
   if (states.skip()) return;
-  if constexpr (kWindow) {
-    if (offset < 0 || offset > p.state_cols - H) return;  // padding: nothing read or written
-  }
 
   // ---- the history: columns [offset, offset + H) of the read tile ----
   const long long cs = p.state_channel_stride;
   const long long js = p.state_col_stride;
   const bool rows = js == 1;  // [channels][cols] tiles
   const T* read_tile = states.read();
-  // NOTE: one thread per tile, so the K slot or table look-ups run in parallel.
-  for (int i = tid; i < C::kWrites; i += static_cast<int>(blockDim.x)) s_dst[i] = states.write(i);
   // NOTE: the window form stages [channels][cols] tiles in shared memory when both tiles are
   // 16-byte aligned, so that the read of the tile and the write of the window are coalesced.
   T* image = reinterpret_cast<T*>(s_image);
@@ -151,14 +148,28 @@ __global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
     T* const dst = states.write(0);
     staged = p.image != 0 && aligned16(read_tile) && (dst == nullptr || aligned16(dst));
   }
+  const T* const src = read_tile + block_c0 * cs;
+  const int vecs = static_cast<int>(image_elems / V);
   if (staged) {
-    const T* src = read_tile + block_c0 * cs;
-    const int vecs = static_cast<int>(image_elems / V);
+    // NOTE: issued before the window offset is known (the staged rows do not depend on it), all
+    // of a thread's copies in flight at once: one memory round trip where there were
+    // 1 + ceil(vectors a thread / 4).
 #pragma unroll 4
     for (int v = tid; v < vecs; v += static_cast<int>(blockDim.x)) {
-      reinterpret_cast<Raw16*>(image)[v] = reinterpret_cast<const Raw16*>(src)[v];
+      copy16_async(reinterpret_cast<Raw16*>(image) + v, reinterpret_cast<const Raw16*>(src) + v);
     }
+  }
+  if constexpr (kWindow) {
+    if (offset < 0 || offset > p.state_cols - H) {  // padding: nothing written
+      copy16_wait();
+      return;
+    }
+  }
+  // NOTE: one thread per tile, so the K slot or table look-ups run in parallel.
+  for (int i = tid; i < C::kWrites; i += static_cast<int>(blockDim.x)) s_dst[i] = states.write(i);
+  if (staged) {
     for (long long i = vecs * V + tid; i < image_elems; i += blockDim.x) image[i] = src[i];
+    copy16_wait();
     __syncthreads();
     if (works && t_begin < H) {
       const T* mine = image + lane_group * V * cs + offset;
@@ -200,6 +211,10 @@ __global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
   lanes.image = staged ? image + lane_group * V * cs : nullptr;
   lanes.s_begin = s_begin;
   lanes.s_end = works ? s_end : s_begin;
+  lanes.xch = nullptr;
+  lanes.xch_mask = 0;
+  lanes.xch_lane = 0;
+  lanes.xch_size = 1;
   float bias[V];
 #pragma unroll
   for (int e = 0; e < V; ++e) bias[e] = C::kBias ? elem<TW>(br, e) : 0.0f;
@@ -212,9 +227,23 @@ __global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
   const bool vec_io = n == V && aligned16(lanes.x) && aligned16(lanes.y) &&
                       (p.x_stride * sizeof(T)) % 16 == 0 && (p.y_stride * sizeof(T)) % 16 == 0;
   const bool vec_cols = !rows && (js * sizeof(T)) % 16 == 0 && (tile_bits & 15) == 0;
+  const bool region = vec_io && !kWindow && rows && cs == H && (tile_bits & 15) == 0;
+  if constexpr (!kWindow) {
+    // The lanes of a warp that share a split own consecutive channel groups: when all of them
+    // take the region mode, their states go out together (lanes.xch).
+    const int size = min(32, 1 << p.group_shift);
+    const int lane = tid & 31;
+    const unsigned mask = size == 32 ? 0xffffffffu : ((1u << size) - 1) << (lane & ~(size - 1));
+    if ((__activemask() & mask) == mask && __all_sync(mask, region && works)) {
+      lanes.xch = s_xch + (tid & ~(size - 1)) * H;
+      lanes.xch_mask = mask;
+      lanes.xch_lane = lane & (size - 1);
+      lanes.xch_size = size;
+    }
+  }
   if (vec_io && kWindow && staged) {
     conv1d_tokens<C, kModeImage>(lanes, s_dst, z, wr, bias);
-  } else if (vec_io && !kWindow && rows && cs == H && (tile_bits & 15) == 0) {
+  } else if (region) {
     conv1d_tokens<C, kModeRegion>(lanes, s_dst, z, wr, bias);
   } else if (vec_io && vec_cols) {
     conv1d_tokens<C, kModeColumns>(lanes, s_dst, z, wr, bias);

@@ -78,6 +78,24 @@ __device__ __forceinline__ void store16_global(void* p, const Raw16& r) {
                : "memory");
 }
 
+/// 16 bytes from global to shared memory without passing through registers (cp.async on sm_80
+/// and later: every copy of a thread is in flight at once; a plain load and store before).
+/// copy16_wait() waits for this thread's copies.
+__device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
+#if __CUDA_ARCH__ >= 800
+  unsigned s;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(s) : "l"(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+#else
+  *static_cast<Raw16*>(smem) = *static_cast<const Raw16*>(gmem);
+#endif
+}
+__device__ __forceinline__ void copy16_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 /// Elements [0, n) of `p` (element e at p + e*stride) as one Raw16; one 16-byte load when
 /// `vec` (stride 1, n full, p aligned), else one load per element.
 template <typename T>
@@ -173,6 +191,20 @@ __device__ __forceinline__ float silu_fast(float v) {
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(v * -1.4426950408889634f));
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
   return v * r;
+}
+
+/// silu(v) = h + h tanh(h), h = v/2, with the hardware tanh (1 MUFU op, max relative error of
+/// tanh 2^-11: used for 16-bit outputs only, where rounding the output costs as much). Large
+/// negative v gives +0, large positive v gives v.
+__device__ __forceinline__ float silu_tanh(float v) {
+#if __CUDA_ARCH__ >= 750
+  const float h = 0.5f * v;
+  float t;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(h));
+  return fmaf(h, t, h);
+#else
+  return silu_fast(v);
+#endif
 }
 
 }  // namespace wyjit_kernels

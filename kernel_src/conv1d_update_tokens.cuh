@@ -26,6 +26,12 @@ struct Conv1dLanes {
   int n;             // channels, <= the lanes of a vector
   T* image;          // kModeImage (or generic while staged): lane 0's row in the shared image
   int s_begin, s_end;
+  // kModeRegion: the states of xch_size consecutive lanes (one channel run, the same tokens)
+  // go out through xch (their first lane's H vectors) as coalesced 16-byte stores; null: each
+  // lane stores its own H vectors.
+  Raw16* xch;
+  unsigned xch_mask;
+  int xch_lane, xch_size;
 };
 
 template <class C, int kMode>
@@ -74,7 +80,7 @@ __device__ __forceinline__ void conv1d_tokens(const Conv1dLanes<typename C::TIo>
           float acc = bias[e];
 #pragma unroll
           for (int i = 0; i < W; ++i) acc = fmaf(elem<TW>(wr, e * W + i), in[t + i], acc);
-          if constexpr (C::kSilu) acc = silu_fast(acc);
+          if constexpr (C::kSilu) acc = sizeof(T) == 2 ? silu_tanh(acc) : silu_fast(acc);
           o[t][pc] = acc;
         }
       }
@@ -115,8 +121,24 @@ __device__ __forceinline__ void conv1d_tokens(const Conv1dLanes<typename C::TIo>
         if (kMode == kModeRegion) {
           Raw16 region[H];
           cols_to_region<T, H>(z + t + 1, region);
+          if (L.xch != nullptr) {
+            // NOTE: a lane's H vectors are contiguous, so a warp's direct stores are 32 runs of
+            // 16*H bytes: every store instruction half-writes its sectors. Through shared
+            // memory, store j of lane l writes vector j*xch_size + l of the run: whole sectors.
+            __syncwarp(L.xch_mask);  // the previous state's vectors are out
 #pragma unroll
-          for (int v = 0; v < H; ++v) store16_global(dst + L.c0 * H + v * V, region[v]);
+            for (int v = 0; v < H; ++v) L.xch[L.xch_lane * H + v] = region[v];
+            __syncwarp(L.xch_mask);
+            T* const run = dst + (L.c0 - L.xch_lane * V) * H;
+#pragma unroll
+            for (int j = 0; j < H; ++j) {
+              const int v = j * L.xch_size + L.xch_lane;
+              store16_global(run + v * V, L.xch[v]);
+            }
+          } else {
+#pragma unroll
+            for (int v = 0; v < H; ++v) store16_global(dst + L.c0 * H + v * V, region[v]);
+          }
         } else {
 #pragma unroll
           for (int i = 0; i < H; ++i) {
