@@ -19,6 +19,7 @@
 #include "common/log.hpp"
 #include "compile/nvrtc_compiler.hpp"
 #include "driver/driver_api.hpp"
+#include "jit/loaded_in_context.hpp"
 #include "jit/target_select.hpp"
 #include "launch/launch_geometry.hpp"
 #include "stamp/stamp.hpp"
@@ -78,6 +79,7 @@ struct CompiledNode {
 struct LoadedLibrary {
   CUlibrary library = nullptr;
   CUkernel kernel = nullptr;
+  std::uint64_t load_id = 0;  ///< unique in the process, never reused (LoadedInContext)
 };
 
 struct LoadedNode {
@@ -322,7 +324,11 @@ Kernel Jit::kernel(const KernelSpec& spec) {
   const VariantTarget id(spec, target);
 
   CUkernel kernel = nullptr;
-  if (const LoadedNode* node = impl_->loaded.find(id)) kernel = node->value.kernel;
+  std::uint64_t load_id = 0;
+  if (const LoadedNode* node = impl_->loaded.find(id)) {
+    kernel = node->value.kernel;
+    load_id = node->value.load_id;
+  }
   if (kernel == nullptr) {
     const CompiledPtr compiled = compile(spec, target);
     const Clock::time_point start = Clock::now();
@@ -346,20 +352,26 @@ Kernel Jit::kernel(const KernelSpec& spec) {
     if (const LoadedNode* node = impl_->loaded.find(id)) {
       detail::driver().cuLibraryUnload(fresh.library);  // another thread won
       kernel = node->value.kernel;
+      load_id = node->value.load_id;
     } else {
+      fresh.load_id = detail::LoadedInContext::next_load_id();
       impl_->loaded.publish(std::make_unique<LoadedNode>(LoadedNode{id, fresh}));
       kernel = fresh.kernel;
+      load_id = fresh.load_id;
     }
   }
-  const detail::LaunchGeometry geometry = detail::launch_geometry(spec);
-  if (geometry.smem_bytes > 48 * 1024) {
-    WYJIT_CU_CHECK(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        geometry.smem_bytes, kernel, device));
+  if (!detail::LoadedInContext::seen(load_id, context)) {
+    const detail::LaunchGeometry geometry = detail::launch_geometry(spec);
+    if (geometry.smem_bytes > 48 * 1024) {
+      WYJIT_CU_CHECK(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          geometry.smem_bytes, kernel, device));
+    }
+    // NOTE: load into the current context now, so that a later launch (perhaps during graph
+    // capture) does no module loading.
+    CUfunction function = nullptr;
+    WYJIT_CU_CHECK(cuKernelGetFunction(&function, kernel));
+    detail::LoadedInContext::remember(load_id, context);
   }
-  // NOTE: load into the current context now, so that a later launch (perhaps during graph
-  // capture) does no module loading.
-  CUfunction function = nullptr;
-  WYJIT_CU_CHECK(cuKernelGetFunction(&function, kernel));
   return Kernel(spec, kernel);
 }
 
