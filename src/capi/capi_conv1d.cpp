@@ -25,18 +25,7 @@ wyjit::Conv1dUpdateArgs to_cpp(const wyjit_conv1d_update_args& c) {
   a.state_cols = c.state_cols;
   a.state_channel_stride = c.state_channel_stride;
   a.state_col_stride = c.state_col_stride;
-  a.state = c.state;
-  a.state_seq_stride = c.state_seq_stride;
-  a.inter = c.inter;
-  a.inter_seq_stride = c.inter_seq_stride;
-  a.inter_tok_stride = c.inter_tok_stride;
-  a.tables = c.tables;
-  a.slab_stride = c.slab_stride;
-  a.slot_stride = c.slot_stride;
-  a.num_slots = c.num_slots;
-  a.read_slot = c.read_slot;
-  a.write_slot = c.write_slot;
-  a.write_slot_stride = c.write_slot_stride;
+  wyjit::capi::copy_state_addressing(c, a);
   a.window_offset = c.window_offset;
   return a;
 }

@@ -59,6 +59,24 @@ wyjit_status guarded(const char* function, Body&& body) noexcept {
   }
 }
 
+/// Copies the state addressing fields (strided, table and slot), which the C and C++ launch
+/// argument structs of every family name alike.
+template <class From, class To>
+void copy_state_addressing(const From& c, To& a) {
+  a.state = c.state;
+  a.state_seq_stride = c.state_seq_stride;
+  a.inter = c.inter;
+  a.inter_seq_stride = c.inter_seq_stride;
+  a.inter_tok_stride = c.inter_tok_stride;
+  a.tables = c.tables;
+  a.slab_stride = c.slab_stride;
+  a.slot_stride = c.slot_stride;
+  a.num_slots = c.num_slots;
+  a.read_slot = c.read_slot;
+  a.write_slot = c.write_slot;
+  a.write_slot_stride = c.write_slot_stride;
+}
+
 /// Throws Error(invalid_argument) "`name` is NULL" when `p` is null.
 void require(const void* p, const char* name);
 

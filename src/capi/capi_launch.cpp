@@ -32,18 +32,7 @@ wyjit::GdnVerifyArgs to_cpp(const wyjit_gdn_verify_args& c) {
   a.v_stride = c.v_stride;
   a.gb_stride = c.gb_stride;
   a.o_stride = c.o_stride;
-  a.state = c.state;
-  a.state_seq_stride = c.state_seq_stride;
-  a.inter = c.inter;
-  a.inter_seq_stride = c.inter_seq_stride;
-  a.inter_tok_stride = c.inter_tok_stride;
-  a.tables = c.tables;
-  a.slab_stride = c.slab_stride;
-  a.slot_stride = c.slot_stride;
-  a.num_slots = c.num_slots;
-  a.read_slot = c.read_slot;
-  a.write_slot = c.write_slot;
-  a.write_slot_stride = c.write_slot_stride;
+  wyjit::capi::copy_state_addressing(c, a);
   return a;
 }
 
