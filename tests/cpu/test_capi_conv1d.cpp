@@ -13,6 +13,7 @@
 #include <string>
 
 #include "capi/capi_internal.hpp"
+#include "guard_test_support.hpp"
 #include "wyjit/wyjit.h"
 
 namespace {
@@ -21,10 +22,7 @@ namespace fs = std::filesystem;
 
 std::string last_error() { return wyjit_last_error(); }
 
-template <typename T = void>
-T* fake(std::uintptr_t address) {
-  return reinterpret_cast<T*>(address);
-}
+using wyjit::test::fake;
 
 wyjit_spec parse(const char* name) {
   wyjit_spec spec;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "guard_test_support.hpp"
 #include "wyjit/conv1d_update.hpp"
 #include "wyjit/error.hpp"
 
@@ -12,11 +13,7 @@ using namespace wyjit;
 
 namespace {
 
-// Fake, well-aligned device addresses: the guards never dereference them.
-template <typename T = void>
-T* fake(std::uintptr_t address) {
-  return reinterpret_cast<T*>(address);
-}
+using test::fake;
 
 KernelSpec conv(int k, Rollback rollback, Addressing addressing = Addressing::strided) {
   return KernelSpec{.family = Family::conv1d_update,
@@ -62,15 +59,9 @@ Conv1dUpdateArgs valid_args(const KernelSpec& spec, int batch = 3) {
 
 std::string guard_message(const KernelSpec& spec,
                           const std::function<void(Conv1dUpdateArgs&)>& edit) {
-  Conv1dUpdateArgs a = valid_args(spec);
-  edit(a);
-  try {
+  return test::guard_message_of(valid_args(spec), edit, [&](const Conv1dUpdateArgs& a) {
     check_conv1d_update_args(spec, a);
-  } catch (const Error& e) {
-    CHECK(e.code() == ErrorCode::invalid_argument);
-    return e.what();
-  }
-  return "accepted";
+  });
 }
 
 }  // namespace

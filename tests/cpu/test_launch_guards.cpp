@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "guard_test_support.hpp"
 #include "wyjit/error.hpp"
 #include "wyjit/gdn_verify.hpp"
 
@@ -12,11 +13,7 @@ using namespace wyjit;
 
 namespace {
 
-// Fake, well-aligned device addresses: the guards never dereference them.
-template <typename T = void>
-T* fake(std::uintptr_t address) {
-  return reinterpret_cast<T*>(address);
-}
+using test::fake;
 
 GdnVerifyArgs valid_args(const KernelSpec& spec, int batch = 3) {
   GdnVerifyArgs a;
@@ -54,15 +51,8 @@ GdnVerifyArgs valid_args(const KernelSpec& spec, int batch = 3) {
 }
 
 std::string guard_message(const KernelSpec& spec, const std::function<void(GdnVerifyArgs&)>& edit) {
-  GdnVerifyArgs a = valid_args(spec);
-  edit(a);
-  try {
-    check_gdn_verify_args(spec, a);
-  } catch (const Error& e) {
-    CHECK(e.code() == ErrorCode::invalid_argument);
-    return e.what();
-  }
-  return "accepted";
+  return test::guard_message_of(valid_args(spec), edit,
+                                [&](const GdnVerifyArgs& a) { check_gdn_verify_args(spec, a); });
 }
 
 }  // namespace
