@@ -18,6 +18,24 @@ T* fake(std::uintptr_t address) {
   return reinterpret_cast<T*>(address);
 }
 
+/// Fake but valid state addressing for every mode at once (strided, table, slot): tiles of
+/// `tile` elements, `batch` sequences, `k` tokens, `write_slots` write slots per sequence.
+template <typename Args>
+void fake_state_addressing(Args& a, std::int64_t tile, int batch, int k, int write_slots) {
+  a.state = fake(0x1000000);
+  a.state_seq_stride = tile;
+  a.inter = fake(0x9000000);
+  a.inter_tok_stride = tile;
+  a.inter_seq_stride = (k - 1) * tile;
+  a.tables = fake<void* const>(0x70000);
+  a.slab_stride = batch;
+  a.slot_stride = tile;
+  a.num_slots = 10;
+  a.read_slot = fake<const std::int32_t>(0x80000);
+  a.write_slot = fake<const std::int32_t>(0x90000);
+  a.write_slot_stride = write_slots;
+}
+
 /// The guard's message for `valid` changed by `edit`, or "accepted"; a refusal must be an
 /// invalid_argument error.
 template <typename Args, typename Check>

@@ -50,18 +50,7 @@ wyjit_conv1d_update_args valid_args(const wyjit_spec& spec) {
   a.state_channel_stride = a.state_cols;
   a.state_col_stride = 1;
   const std::int64_t tile = 96 * a.state_cols;
-  a.state = fake(0x1000000);
-  a.state_seq_stride = tile;
-  a.inter = fake(0x9000000);
-  a.inter_tok_stride = tile;
-  a.inter_seq_stride = (spec.k - 1) * tile;
-  a.tables = fake<void* const>(0x70000);
-  a.slab_stride = 3;
-  a.slot_stride = tile;
-  a.num_slots = 8;
-  a.read_slot = fake<const std::int32_t>(0x80000);
-  a.write_slot = fake<const std::int32_t>(0x90000);
-  a.write_slot_stride = window ? 1 : spec.k;
+  wyjit::test::fake_state_addressing(a, tile, 3, spec.k, window ? 1 : spec.k);
   a.window_offset = fake<const std::int32_t>(0xa0000);
   return a;
 }

@@ -35,18 +35,7 @@ GdnVerifyArgs valid_args(const KernelSpec& spec, int batch = 3) {
   a.gb_stride = 32;
   a.o_stride = 32 * 128;
   const std::int64_t tile = 32 * 128 * 128;
-  a.state = fake(0x1000000);
-  a.state_seq_stride = tile;
-  a.inter = fake(0x9000000);
-  a.inter_tok_stride = tile;
-  a.inter_seq_stride = (spec.k - 1) * tile;
-  a.tables = fake<void* const>(0x70000);
-  a.slab_stride = batch;
-  a.slot_stride = tile;
-  a.num_slots = 10;
-  a.read_slot = fake<const std::int32_t>(0x80000);
-  a.write_slot = fake<const std::int32_t>(0x90000);
-  a.write_slot_stride = spec.k;
+  test::fake_state_addressing(a, tile, batch, spec.k, spec.k);
   return a;
 }
 
