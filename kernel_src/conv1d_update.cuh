@@ -99,7 +99,8 @@ __global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
 
   // ---- which sequence, channels and tokens ----
   const int tid = static_cast<int>(threadIdx.x);
-  const int b = static_cast<int>(blockIdx.x) / p.channel_blocks;
+  const int b = static_cast<int>(static_cast<unsigned long long>(blockIdx.x) * p.block_div_mul >>
+                                 (31 + p.block_div_shift));
   const int block_c0 = (static_cast<int>(blockIdx.x) - b * p.channel_blocks) * V << p.group_shift;
   const int lane_group = tid & ((1 << p.group_shift) - 1);
   const int c0 = block_c0 + lane_group * V;
@@ -107,6 +108,8 @@ __global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
   const int s_begin = (tid >> p.group_shift) * p.subchunks;
   const int s_end = min(C::kSubChunks, s_begin + p.subchunks);
   const bool works = n > 0 && s_begin < s_end;
+  // The host checked every address of a whole channel group (p.mode): 16-byte vectors, no checks.
+  const bool hv = p.mode >= 0 && n == V;
   const int t_begin = s_begin * S;
 
   // ---- what does not depend on the state's address first, so that it overlaps the slot /
@@ -119,7 +122,7 @@ __global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
   const T* x = static_cast<const T*>(p.x) + static_cast<long long>(b) * K * p.x_stride + c0;
   const auto load_x = [&](int t) {
     const T* row = x + t * p.x_stride;
-    return load_lanes<T>(row, 1, n, n == V && aligned16(row));
+    return load_lanes<T>(row, 1, n, hv || (n == V && aligned16(row)));
   };
   Raw16 z[Z] = {};  // z[0, H): the W-1 inputs before the sub-chunk; z[H, Z): its inputs
   if (works) {
@@ -189,7 +192,9 @@ __global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
 #pragma unroll
       for (int i = 0; i < H; ++i) {
         const T* q = read_tile + c0 * cs + (offset + t_begin + i) * js;
-        if (t_begin + i < H) z[i] = load_lanes<T>(q, cs, n, !rows && n == V && aligned16(q));
+        if (t_begin + i < H) {
+          z[i] = load_lanes<T>(q, cs, n, !rows && n == V && (hv || aligned16(q)));
+        }
       }
     }
   }
@@ -218,34 +223,49 @@ __global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
   float bias[V];
 #pragma unroll
   for (int e = 0; e < V; ++e) bias[e] = C::kBias ? elem<TW>(br, e) : 0.0f;
-  // Every tile this thread writes, 16-byte aligned?
-  unsigned long long tile_bits = 0;
-  for (int t = t_begin; t < min(K, s_end * S) && !kWindow; ++t) {
-    tile_bits |= reinterpret_cast<unsigned long long>(s_dst[t]);
+  int mode = kModeGeneric;
+  if (hv) {
+    mode = p.mode;
+  } else {
+    // Every tile this thread writes, 16-byte aligned?
+    unsigned long long tile_bits = 0;
+    for (int t = t_begin; t < min(K, s_end * S) && !kWindow; ++t) {
+      tile_bits |= reinterpret_cast<unsigned long long>(s_dst[t]);
+    }
+    if constexpr (kWindow) tile_bits = reinterpret_cast<unsigned long long>(s_dst[0]);
+    const bool vec_io = n == V && aligned16(lanes.x) && aligned16(lanes.y) &&
+                        (p.x_stride * sizeof(T)) % 16 == 0 && (p.y_stride * sizeof(T)) % 16 == 0;
+    const bool vec_cols = !rows && (js * sizeof(T)) % 16 == 0 && (tile_bits & 15) == 0;
+    const bool region = vec_io && !kWindow && rows && cs == H && (tile_bits & 15) == 0;
+    if (vec_io && kWindow && staged) {
+      mode = kModeImage;
+    } else if (region) {
+      mode = kModeRegion;
+    } else if (vec_io && vec_cols) {
+      mode = kModeColumns;
+    }
   }
-  if constexpr (kWindow) tile_bits = reinterpret_cast<unsigned long long>(s_dst[0]);
-  const bool vec_io = n == V && aligned16(lanes.x) && aligned16(lanes.y) &&
-                      (p.x_stride * sizeof(T)) % 16 == 0 && (p.y_stride * sizeof(T)) % 16 == 0;
-  const bool vec_cols = !rows && (js * sizeof(T)) % 16 == 0 && (tile_bits & 15) == 0;
-  const bool region = vec_io && !kWindow && rows && cs == H && (tile_bits & 15) == 0;
   if constexpr (!kWindow) {
     // The lanes of a warp that share a split own consecutive channel groups: when all of them
     // take the region mode, their states go out together (lanes.xch).
-    const int size = min(32, 1 << p.group_shift);
-    const int lane = tid & 31;
-    const unsigned mask = size == 32 ? 0xffffffffu : ((1u << size) - 1) << (lane & ~(size - 1));
-    if ((__activemask() & mask) == mask && __all_sync(mask, region && works)) {
-      lanes.xch = s_xch + (tid & ~(size - 1)) * H;
-      lanes.xch_mask = mask;
-      lanes.xch_lane = lane & (size - 1);
-      lanes.xch_size = size;
+    if (p.xch != 0) {
+      const int size = min(32, 1 << p.group_shift);
+      const int lane = tid & 31;
+      const unsigned mask = size == 32 ? 0xffffffffu : ((1u << size) - 1) << (lane & ~(size - 1));
+      if ((__activemask() & mask) == mask && __all_sync(mask, mode == kModeRegion && works)) {
+        lanes.xch = s_xch + (tid & ~(size - 1)) * H;
+        lanes.xch_mask = mask;
+        lanes.xch_lane = lane & (size - 1);
+        lanes.xch_size = size;
+      }
     }
   }
-  if (vec_io && kWindow && staged) {
+  // NOTE: the image mode exists in the window form only, the region mode in the intermediate one.
+  if (kWindow && mode == kModeImage) {
     conv1d_tokens<C, kModeImage>(lanes, s_dst, z, wr, bias);
-  } else if (region) {
+  } else if (!kWindow && mode == kModeRegion) {
     conv1d_tokens<C, kModeRegion>(lanes, s_dst, z, wr, bias);
-  } else if (vec_io && vec_cols) {
+  } else if (mode == kModeColumns) {
     conv1d_tokens<C, kModeColumns>(lanes, s_dst, z, wr, bias);
   } else {
     conv1d_tokens<C, kModeGeneric>(lanes, s_dst, z, wr, bias);

@@ -16,6 +16,14 @@ namespace wyjit_kernels {
 enum Conv1dAddressing : int { kConvAddrStrided = 0, kConvAddrTable = 1, kConvAddrSlot = 2 };
 enum Conv1dRollback : int { kRollbackIntermediate = 0, kRollbackWindow = 1 };
 
+/// The token loop's modes (conv1d_update_tokens.cuh).
+enum Conv1dMode : int {
+  kModeGeneric = 0,  // any strides and alignment, a channel group cut by the channel count
+  kModeColumns = 1,  // [cols][channels] tiles: a state column of the thread's channels is a vector
+  kModeRegion = 2,   // [channels][W-1] tiles (intermediate): the thread's state is W-1 vectors
+  kModeImage = 3,    // window tiles staged in shared memory (the kernel copies them out)
+};
+
 /// Passed by value to every conv1d_update kernel. Strides are in elements.
 ///
 /// A state tile is one sequence's conv state in the io dtype, oldest input first: column j of
@@ -50,10 +58,33 @@ struct Conv1dUpdateParams {
   // sub-chunks [s, s + subchunks) of conv1d_sub_tokens() tokens, s = (i >> group_shift) *
   // subchunks. Grid: batch * channel_blocks blocks.
   int channel_blocks;  // ceil(groups / 2^group_shift)
+  // blockIdx.x / channel_blocks = (blockIdx.x * block_div_mul) >> (31 + block_div_shift): the
+  // host's magic multiplier (conv1d_block_divider), so the kernel divides with one multiply.
+  unsigned block_div_mul;
+  int block_div_shift;
   int group_shift;
   int subchunks;
   int image;  // 1: window tiles [channels][W-1+K] staged in dynamic shared memory
+  // The token loop's mode (Conv1dMode) for every thread with a whole channel group, decided by
+  // the host where it knows every address (strided addressing); -1: each thread decides.
+  int mode;
+  int xch;  // 1: region-mode states go out through a per-warp shared buffer (large launches)
 };
+
+/// Division of a block index (< 2^31) by d >= 1 as a multiply and a shift: with l = ceil(log2 d)
+/// and m = ceil(2^(31+l) / d) < 2^32, floor(i * m / 2^(31+l)) = floor(i / d) for 0 <= i < 2^31
+/// (m*d - 2^(31+l) < d <= 2^l: Granlund and Montgomery, theorem 4.2).
+struct Conv1dBlockDivider {
+  unsigned mul;
+  int shift;
+};
+WYJIT_HOST_DEVICE constexpr Conv1dBlockDivider conv1d_block_divider(long long d) {
+  int l = 0;
+  while ((1LL << l) < d) ++l;
+  const unsigned long long num = 1ULL << (31 + l);
+  const unsigned long long ud = static_cast<unsigned long long>(d);
+  return Conv1dBlockDivider{static_cast<unsigned>((num + ud - 1) / ud), l};
+}
 
 /// Most threads in a block.
 WYJIT_HOST_DEVICE constexpr int conv1d_threads() { return 128; }

@@ -5,15 +5,9 @@
 #pragma once
 
 #include "conv1d_update_lanes.cuh"
+#include "conv1d_update_params.cuh"
 
 namespace wyjit_kernels {
-
-enum Conv1dMode : int {
-  kModeGeneric = 0,  // any strides and alignment, a channel group cut by the channel count
-  kModeColumns = 1,  // [cols][channels] tiles: a state column of the thread's channels is a vector
-  kModeRegion = 2,   // [channels][W-1] tiles (intermediate): the thread's state is W-1 vectors
-  kModeImage = 3,    // window tiles staged in shared memory (the kernel copies them out)
-};
 
 /// What one thread works on. Pointers are at the thread's first channel c0.
 template <typename T>

@@ -84,6 +84,42 @@ Conv1dShape conv1d_shape(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
   return s;
 }
 
+bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
+
+// The token loop's mode every thread with a whole channel group would pick, where the host
+// knows every address it checks (strided addressing): x and y rows, the tiles read and written
+// all 16-byte vectors. -1 (each thread decides) otherwise.
+int conv1d_host_mode(const KernelSpec& spec, const Conv1dUpdateArgs& a, const Conv1dShape& shape) {
+  if (spec.addressing != Addressing::strided) return -1;
+  const std::int64_t io = dtype_size(spec.io);
+  const auto vec = [&](std::int64_t elems) { return (elems * io) % 16 == 0; };
+  if (!aligned16(a.x) || !aligned16(a.y) || !vec(a.x_stride) || !vec(a.y_stride)) return -1;
+  if (!aligned16(a.state) || (a.batch > 1 && !vec(a.state_seq_stride))) return -1;
+  const bool window = spec.rollback == Rollback::window;
+  if (!window && spec.k > 1) {
+    if (!aligned16(a.inter) || (a.batch > 1 && !vec(a.inter_seq_stride)) ||
+        (spec.k > 2 && !vec(a.inter_tok_stride))) {
+      return -1;
+    }
+  }
+  const bool rows = a.state_col_stride == 1;
+  if (window && shape.image) return wyjit_kernels::kModeImage;
+  if (!window && rows && a.state_channel_stride == spec.width - 1) {
+    return wyjit_kernels::kModeRegion;
+  }
+  if (!rows && vec(a.state_col_stride)) return wyjit_kernels::kModeColumns;
+  return -1;
+}
+
+// NOTE: the per-warp staging of region-mode states costs 0.1-0.2x at N = 1 and pays from N = 32:
+// off while one thread per (sequence, channel group) gives a quarter of the threads the launch
+// aims at or fewer.
+bool conv1d_use_xch(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
+  const std::int64_t groups =
+      ceil_div(a.channels, wyjit_kernels::conv1d_lanes(dtype_size(spec.io)));
+  return std::int64_t{a.batch} * groups * 4 > kTargetThreads;
+}
+
 }  // namespace
 
 void check_conv1d_update_args(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
@@ -189,6 +225,8 @@ void launch_conv1d_update(const Kernel& kernel, const Conv1dUpdateArgs& a, CUstr
                     "): the kernel has no function handle (get it from Jit::kernel)");
   }
   const Conv1dShape shape = conv1d_shape(kernel.spec(), a);
+  const wyjit_kernels::Conv1dBlockDivider divider =
+      wyjit_kernels::conv1d_block_divider(shape.channel_blocks);
   wyjit_kernels::Conv1dUpdateParams params{
       .x = a.x,
       .y = a.y,
@@ -215,9 +253,13 @@ void launch_conv1d_update(const Kernel& kernel, const Conv1dUpdateArgs& a, CUstr
       .batch = a.batch,
       .channels = a.channels,
       .channel_blocks = static_cast<int>(shape.channel_blocks),
+      .block_div_mul = divider.mul,
+      .block_div_shift = divider.shift,
       .group_shift = shape.group_shift,
       .subchunks = shape.subchunks,
       .image = shape.image ? 1 : 0,
+      .mode = conv1d_host_mode(kernel.spec(), a, shape),
+      .xch = conv1d_use_xch(kernel.spec(), a) ? 1 : 0,
   };
   static_assert(std::is_trivially_copyable_v<wyjit_kernels::Conv1dUpdateParams>);
   void* kernel_args[] = {&params};
