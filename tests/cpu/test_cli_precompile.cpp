@@ -104,71 +104,59 @@ TEST_CASE("cli: family-only selectors name the flag, its value and the families"
 
 TEST_CASE("cli: precompile selects conv1d_update variants by family", "[cli]") {
   TempCacheDir cache;
-  // --family conv1d_update: the standard conv1d part (bf16, W 4, weights bf16, SiLU, no bias)
-  // narrowed by the selectors given.
-  const RunResult conv = run_wyjit(
-      "precompile --json --arch sm_90 --family conv1d_update --k 2 --rollback window "
-      "--addressing slot,table " +
-      cache.arg());
-  INFO(conv.output);
-  REQUIRE(conv.status == 0);
-  const auto variants = [](const RunResult& r) {
+  // `precompile --json --arch sm_90 SELECTORS` into the test's cache: its JSON report.
+  const auto precompile = [&](const std::string& selectors) {
+    const RunResult r =
+        run_wyjit("precompile --json --arch sm_90 " + selectors + " " + cache.arg());
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.output);
+  };
+  const auto variants = [](const nlohmann::json& doc) {
     std::vector<std::string> out;
-    const auto doc = nlohmann::json::parse(r.output);
     for (const auto& result : doc.at("results")) out.push_back(result.at("variant"));
     return out;
   };
-  CHECK(variants(conv) == std::vector<std::string>{
-                              "conv1d_update.k2.io_bf16.w4.wt_bf16.window.slot.silu",
-                              "conv1d_update.k2.io_bf16.w4.wt_bf16.window.table.silu",
-                          });
+
+  // --family conv1d_update: the standard conv1d part (bf16, W 4, weights bf16, SiLU, no bias)
+  // narrowed by the selectors given.
+  CHECK(variants(precompile("--family conv1d_update --k 2 --rollback window "
+                            "--addressing slot,table")) ==
+        std::vector<std::string>{
+            "conv1d_update.k2.io_bf16.w4.wt_bf16.window.slot.silu",
+            "conv1d_update.k2.io_bf16.w4.wt_bf16.window.table.silu",
+        });
 
   // A conv1d-only selector without --family selects that family only; every option.
-  const RunResult options = run_wyjit(
-      "precompile --json --arch sm_90 --k 3 --io f16 --addressing strided --rollback "
-      "intermediate --weight f32 --bias on --silu off,on --width 3 " +
-      cache.arg());
-  INFO(options.output);
-  REQUIRE(options.status == 0);
-  CHECK(variants(options) == std::vector<std::string>{
-                                 "conv1d_update.k3.io_f16.w3.wt_f32.intermediate.strided.bias",
-                                 "conv1d_update.k3.io_f16.w3.wt_f32.intermediate.strided.bias.silu",
-                             });
+  CHECK(variants(precompile("--k 3 --io f16 --addressing strided --rollback intermediate "
+                            "--weight f32 --bias on --silu off,on --width 3")) ==
+        std::vector<std::string>{
+            "conv1d_update.k3.io_f16.w3.wt_f32.intermediate.strided.bias",
+            "conv1d_update.k3.io_f16.w3.wt_f32.intermediate.strided.bias.silu",
+        });
 
   // `--weight io,f32` with io f32 names one variant twice: it is built and reported once.
-  const RunResult same = run_wyjit(
-      "precompile --json --arch sm_90 --family conv1d_update --k 1 --io f32 --addressing "
-      "strided --rollback window --weight io,f32 " +
-      cache.arg());
-  INFO(same.output);
-  REQUIRE(same.status == 0);
-  CHECK(variants(same) ==
+  CHECK(variants(precompile("--family conv1d_update --k 1 --io f32 --addressing strided "
+                            "--rollback window --weight io,f32")) ==
         std::vector<std::string>{"conv1d_update.k1.io_f32.w4.wt_f32.window.strided.silu"});
 
   // Selectors of both families: each family takes its own; shared ones apply to both.
-  const RunResult both = run_wyjit(
-      "precompile --json --arch sm_90 --k 1 --io f32 --addressing strided --layout kv "
-      "--rollback window " +
-      cache.arg());
-  INFO(both.output);
-  REQUIRE(both.status == 0);
+  const nlohmann::json both =
+      precompile("--k 1 --io f32 --addressing strided --layout kv --rollback window");
   CHECK(variants(both) == std::vector<std::string>{
                               "gdn_verify.k1.io_f32.st_f32.strided.kv.d128",
                               "conv1d_update.k1.io_f32.w4.wt_f32.window.strided.silu",
                           });
-  CHECK(nlohmann::json::parse(both.output).at("summary").at("cached") == 1);
+  CHECK(both.at("summary").at("cached") == 1);
 
   // Only shared selectors: every family of the standard matrix.
-  const RunResult shared =
-      run_wyjit("precompile --json --arch sm_90 --k 2 --io bf16 --addressing slot " + cache.arg());
-  INFO(shared.output);
-  REQUIRE(shared.status == 0);
+  const nlohmann::json shared = precompile("--k 2 --io bf16 --addressing slot");
   CHECK(variants(shared) == std::vector<std::string>{
                                 "gdn_verify.k2.io_bf16.st_f32.slot.vk.d128",
                                 "conv1d_update.k2.io_bf16.w4.wt_bf16.intermediate.slot.silu",
                                 "conv1d_update.k2.io_bf16.w4.wt_bf16.window.slot.silu",
                             });
-  CHECK(nlohmann::json::parse(shared.output).at("summary").at("cached") == 1);
+  CHECK(shared.at("summary").at("cached") == 1);
 }
 
 TEST_CASE("cli: precompile selectors, plain progress lines off a terminal, --json", "[cli]") {
