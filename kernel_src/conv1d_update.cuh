@@ -13,10 +13,12 @@
 // where the addresses allow (per-element accesses otherwise: a channel group cut by the channel
 // count, strides or pointers that are not 16-byte multiples). The tokens of a sequence are
 // independent once z is known, so at small batch the launch spreads them over several threads.
+// Launches with little work take the narrow path instead (p.narrow: conv1d_update_narrow.cuh).
 #pragma once
 
 #include "conv1d_state_addressing.cuh"
 #include "conv1d_update_lanes.cuh"
+#include "conv1d_update_narrow.cuh"
 #include "conv1d_update_params.cuh"
 #include "conv1d_update_tokens.cuh"
 #include "wyjit_types.cuh"
@@ -91,6 +93,10 @@ __global__ void __launch_bounds__(conv1d_threads(), C::kMinBlocks)
   constexpr bool kWindow = C::kWindow;
   // NOTE: with K a multiple of the sub-chunk every token of every sub-chunk exists.
   constexpr bool kWhole = K % S == 0;
+  if (p.narrow) {
+    conv1d_narrow<C>(p);
+    return;
+  }
 
   __shared__ T* s_dst[C::kWrites];  // the tiles this sequence writes (null: skipped)
   // kModeRegion's exchange: H vectors a thread (intermediate form only).

@@ -69,6 +69,9 @@ struct Conv1dUpdateParams {
   // the host where it knows every address (strided addressing); -1: each thread decides.
   int mode;
   int xch;  // 1: region-mode states go out through a per-warp shared buffer (large launches)
+  // 1: the narrow path (conv1d_update_narrow.cuh): a block owns 2^group_shift 4-byte words of
+  // channels x K tokens, K << group_shift threads; subchunks, image, mode and xch are unused.
+  int narrow;
 };
 
 /// Division of a block index (< 2^31) by d >= 1 as a multiply and a shift: with l = ceil(log2 d)

@@ -80,6 +80,14 @@
 
 namespace wyjit {
 
+/// Which of the kernel's two paths a launch takes. Both compute the same values bit for bit;
+/// they differ in how the work is spread over threads.
+enum class Conv1dPath : int {
+  automatic = 0,  ///< narrow for launches with little work (a few sequences), else wide
+  wide = 1,       ///< a thread owns 16 bytes of channels and walks a run of tokens
+  narrow = 2,     ///< a thread owns 4 bytes of channels and one token: shortest latency
+};
+
 /// Arguments of one conv1d_update launch. Strides are in elements of the pointed-to type.
 struct Conv1dUpdateArgs {
   int batch = 0;     ///< sequences
@@ -125,6 +133,8 @@ struct Conv1dUpdateArgs {
 
   /// Window form: [batch] int32, device memory: the first history column of each sequence.
   const std::int32_t* window_offset = nullptr;
+  /// The kernel path; automatic unless measuring or testing one of them.
+  Conv1dPath path = Conv1dPath::automatic;
 };
 
 /// Checks `args` against `spec` and the data contract; throws Error(invalid_argument) naming

@@ -32,6 +32,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 // How a launch spreads (sequence, channel group, sub-chunk) work over threads and blocks.
 struct Conv1dShape {
+  bool narrow = false;  // the narrow path: groups are 4-byte words, one thread a token
   int group_shift = 0;  // log2 of the channel groups a block owns
   int splits = 1;       // threads per (sequence, channel group)
   int subchunks = 1;    // sub-chunks per thread
@@ -42,7 +43,51 @@ struct Conv1dShape {
   int smem_bytes = 0;
 };
 
+// NOTE: the narrow path's threads each make one memory round trip, and the kernel's registers
+// (sized for the wide path) allow 4 blocks of 128 threads an SM: past one wave of that
+// (~67k threads) the narrow path pays a round trip a wave and the wide one wins (measured:
+// docs/PERFORMANCE.md, "v3: the narrow path").
+bool conv1d_take_narrow(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
+  switch (a.path) {
+    case Conv1dPath::wide:
+      return false;
+    case Conv1dPath::narrow:
+      return true;
+    case Conv1dPath::automatic:
+      break;
+  }
+  const std::int64_t words = ceil_div(a.channels, 4 / dtype_size(spec.io));
+  return std::int64_t{a.batch} * words * spec.k <= 2 * kTargetThreads;
+}
+
+// The narrow path: a block owns a power of two of 4-byte words of channels and all K tokens of
+// them (K threads a word), as many words as fit in a block while the launch has >= 2 blocks an
+// SM, and at least a warp.
+Conv1dShape conv1d_narrow_shape(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
+  Conv1dShape s;
+  s.narrow = true;
+  const std::int64_t words = ceil_div(a.channels, 4 / dtype_size(spec.io));
+  const int max_threads = wyjit_kernels::conv1d_threads();
+  int per_block = 1;
+  while (per_block * 2 * spec.k <= max_threads && per_block < words) per_block *= 2;
+  while (per_block > 1 && per_block / 2 * spec.k >= 32 &&
+         a.batch * ceil_div(words, per_block) < kTargetBlocks) {
+    per_block /= 2;
+  }
+  while ((1 << s.group_shift) < per_block) ++s.group_shift;
+  s.channel_blocks = ceil_div(words, per_block);
+  s.blocks = a.batch * s.channel_blocks;
+  s.threads = per_block * spec.k;
+  // The window form in [channels][cols] tiles stages the block's rows twice (in and out).
+  const std::int64_t rows = std::int64_t{per_block} * (4 / dtype_size(spec.io));
+  const std::int64_t image = 2 * ((rows * a.state_channel_stride + 7) / 8 * 8) * dtype_size(spec.io);
+  s.image = spec.rollback == Rollback::window && a.state_col_stride == 1 && image <= kMaxImageBytes;
+  s.smem_bytes = s.image ? static_cast<int>(image) : 0;
+  return s;
+}
+
 Conv1dShape conv1d_shape(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
+  if (conv1d_take_narrow(spec, a)) return conv1d_narrow_shape(spec, a);
   Conv1dShape s;
   const std::int64_t groups =
       ceil_div(a.channels, wyjit_kernels::conv1d_lanes(dtype_size(spec.io)));
@@ -132,6 +177,11 @@ void check_conv1d_update_args(const KernelSpec& spec, const Conv1dUpdateArgs& a)
   guard.equal("width", a.width, spec.width, "the variant's W");
   guard.at_least("batch", a.batch, 1, "at least one sequence");
   guard.at_least("channels", a.channels, 1, "at least one channel");
+  const int path = static_cast<int>(a.path);
+  if (path < 0 || path > static_cast<int>(Conv1dPath::narrow)) {
+    guard.fail("args.path is " + std::to_string(path) +
+               ": use Conv1dPath::automatic (0), wide (1) or narrow (2)");
+  }
   const std::int64_t blocks = conv1d_shape(spec, a).blocks;
   if (blocks > std::numeric_limits<int>::max()) {
     guard.fail("batch " + std::to_string(a.batch) + " x channels " + std::to_string(a.channels) +
@@ -260,6 +310,7 @@ void launch_conv1d_update(const Kernel& kernel, const Conv1dUpdateArgs& a, CUstr
       .image = shape.image ? 1 : 0,
       .mode = conv1d_host_mode(kernel.spec(), a, shape),
       .xch = conv1d_use_xch(kernel.spec(), a) ? 1 : 0,
+      .narrow = shape.narrow ? 1 : 0,
   };
   static_assert(std::is_trivially_copyable_v<wyjit_kernels::Conv1dUpdateParams>);
   void* kernel_args[] = {&params};

@@ -179,6 +179,17 @@ TEST_CASE("conv1d_update: the window form needs W-1+K columns and the offsets",
                       [](auto& a) { a.window_offset = nullptr; }) == "accepted");
 }
 
+TEST_CASE("conv1d_update: the kernel path is one of the three", "[launch][conv1d]") {
+  const KernelSpec spec = conv(4, Rollback::intermediate);
+  for (const Conv1dPath path : {Conv1dPath::automatic, Conv1dPath::wide, Conv1dPath::narrow}) {
+    CHECK(guard_message(spec, [&](auto& a) { a.path = path; }) == "accepted");
+  }
+  CHECK_THAT(guard_message(spec, [](auto& a) { a.path = static_cast<Conv1dPath>(7); }),
+             Catch::Contains("args.path is 7: use Conv1dPath::automatic (0), wide (1) or narrow"));
+  CHECK_THAT(guard_message(spec, [](auto& a) { a.path = static_cast<Conv1dPath>(-1); }),
+             Catch::Contains("args.path is -1"));
+}
+
 TEST_CASE("conv1d_update table and slot guards", "[launch][conv1d]") {
   const KernelSpec table = conv(4, Rollback::intermediate, Addressing::table);
   CHECK_THAT(guard_message(table, [](auto& a) { a.tables = nullptr; }),

@@ -200,7 +200,10 @@ std::string describe(const Conv1dCase& c) {
   return format_spec(c.spec) + " batch=" + std::to_string(c.batch) +
          " channels=" + std::to_string(c.channels) + (c.padded ? " padded" : " dense") +
          (c.channels_contiguous ? " tiles=[cols][channels]" : " tiles=[channels][cols]") +
-         " seed=" + std::to_string(c.seed);
+         " seed=" + std::to_string(c.seed) +
+         (c.path == Conv1dPath::wide     ? " path=wide"
+          : c.path == Conv1dPath::narrow ? " path=narrow"
+                                         : "");
 }
 
 }  // namespace wyjit::test

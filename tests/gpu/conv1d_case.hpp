@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpu/gdn_verify_case.hpp"
+#include "wyjit/conv1d_update.hpp"
 #include "wyjit/spec.hpp"
 
 namespace wyjit::test {
@@ -26,6 +27,8 @@ struct Conv1dCase {
   std::uint64_t seed = 1;
   /// State tiles [columns][channels] (channels contiguous) instead of [channels][columns].
   bool channels_contiguous = false;
+  /// The kernel path the launches take.
+  Conv1dPath path = Conv1dPath::automatic;
 };
 
 /// One launch: y, every state written (bit for bit: a state holds inputs), and every element

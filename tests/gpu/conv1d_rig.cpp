@@ -170,6 +170,7 @@ HostTensor Conv1dRig::launch(const Conv1dProblem& p, const Conv1dPlan& plan) {
   a.channels = g_.channels;
   a.k = g_.K;
   a.width = g_.H + 1;
+  a.path = c_.path;
   a.x = x_.get();
   a.y = y_.get();
   a.x_stride = g_.x_stride;

@@ -3,7 +3,7 @@
 // rollback form and addressing mode on odd channel counts with and without padding, in both
 // shapes of the state tiles; every width with every weight dtype and option; then runs of 20
 // steps with random accepted counts, where the window form must equal replaying the accepted
-// tokens one by one.
+// tokens one by one. Every case runs on both kernel paths (wide and narrow).
 #include <catch2/catch.hpp>
 #include <vector>
 
@@ -54,14 +54,18 @@ void check(const std::string& what, const std::vector<CheckedTensor>& checks) {
   }
 }
 
-// Compiles every case's variant on all cores first, then runs the cases one by one.
+// Compiles every case's variant on all cores first, then runs the cases one by one, each on
+// both kernel paths (the automatic choice is one of them).
 void check_cases(const std::vector<Conv1dCase>& cases, int steps) {
   std::vector<KernelSpec> specs;
   for (const Conv1dCase& c : cases) specs.push_back(c.spec);
   prewarm(specs);
-  for (const Conv1dCase& c : cases) {
-    check(describe(c) + (steps > 1 ? " steps=" + std::to_string(steps) : ""),
-          steps == 1 ? run_conv1d_case(c) : run_conv1d_steps(c, steps));
+  for (Conv1dCase c : cases) {
+    for (const Conv1dPath path : {Conv1dPath::wide, Conv1dPath::narrow}) {
+      c.path = path;
+      check(describe(c) + (steps > 1 ? " steps=" + std::to_string(steps) : ""),
+            steps == 1 ? run_conv1d_case(c) : run_conv1d_steps(c, steps));
+    }
   }
 }
 

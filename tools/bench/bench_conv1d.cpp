@@ -4,7 +4,7 @@
 // Not a test: it prints numbers.
 //
 //   bench_conv1d [--variant NAME[,NAME..]] [--n 1,8,32,128] [--k 2,4,8,16] [--channels 8192]
-//                [--layout ct,tc] [--json FILE]
+//                [--layout ct,tc] [--path auto|wide|narrow] [--json FILE]
 //
 // Each variant's K is replaced by each --k value. The default variants are the Qwen3-Next conv
 // (W = 4, bf16 weights, no bias, SiLU) in both rollback forms, strided, 8192 channels. Layouts
@@ -61,8 +61,16 @@ struct Context {
   double copy_gbs = 0;
   int channels = 0;
   int replays = 25;
+  Conv1dPath path = Conv1dPath::automatic;
   std::ofstream json;
 };
+
+Conv1dPath parse_path(const std::string& name) {
+  if (name == "auto") return Conv1dPath::automatic;
+  if (name == "wide") return Conv1dPath::wide;
+  if (name == "narrow") return Conv1dPath::narrow;
+  throw Error(ErrorCode::invalid_argument, "--path " + name + ": use auto, wide or narrow");
+}
 
 // One (variant, layout, N) point: the conv time and a copy of the same bytes, both graph-replayed.
 void bench_one(Context& ctx, const Kernel& kernel, const std::string& layout, int N) {
@@ -92,6 +100,7 @@ void bench_one(Context& ctx, const Kernel& kernel, const std::string& layout, in
     a.channels = ctx.channels;
     a.k = K;
     a.width = spec.width;
+    a.path = ctx.path;
     a.x = alloc(rows * C * io, 0.25f);
     a.y = alloc(rows * C * io, 0.0f);
     a.x_stride = ctx.channels;
@@ -165,6 +174,8 @@ int run(int argc, char** argv) {
       ctx.channels = std::stoi(argv[i + 1]);
     else if (flag == "--json")
       json_path = argv[i + 1];
+    else if (flag == "--path")
+      ctx.path = parse_path(argv[i + 1]);
     else
       throw Error(ErrorCode::invalid_argument, "unknown option " + flag);
   }
@@ -179,6 +190,15 @@ int run(int argc, char** argv) {
   WYJIT_CU_CHECK(cuStreamCreate(&ctx.stream, CU_STREAM_NON_BLOCKING));
   ctx.copy_gbs = measure_copy_gbs(device, ctx.baselines, ctx.stream);
   if (!json_path.empty()) ctx.json.open(json_path);
+
+  {
+    // NOTE: what any launch costs in a graph of back-to-back launches: a copy of 16 bytes.
+    Buffer tiny(32);
+    const double us = graph_us_per_call(ctx.stream, 128, ctx.replays, [&](int) {
+      launch_copy(ctx.baselines, tiny.ptr, tiny.ptr + 16, 1, ctx.stream);
+    });
+    std::printf("launch floor (graph-replayed copy of 16 bytes): %.2f us\n", us);
+  }
 
   Jit jit(JitOptions{.cache_dir = "/tmp/wyjit-bench-cache"});
   std::printf("\n%-62s %6s %4s %4s %9s %9s %9s %7s %10s %8s\n", "variant", "layout", "N", "K",
