@@ -19,18 +19,37 @@
 
 namespace wyjit_kernels {
 
-/// One 4-byte word of T (4 / sizeof(T) elements, element e at p + e*stride): one access when
-/// `vec`, else one per element (elements [n, ...) are zero and not stored).
-template <typename T>
-__device__ __forceinline__ unsigned load_word(const T* p, long long stride, int n, bool vec) {
-  if (vec) return *reinterpret_cast<const unsigned*>(p);
-  unsigned w = 0;
+/// One 4-byte word of T (4 / sizeof(T) elements, element e at p + e*stride) in registers, not yet
+/// put together: `kVec` one 4-byte load, else one load per element (elements past n repeat
+/// element n-1, so every address read is one the caller vouched for; n >= 1).
+// NOTE: the loads of a thread are all issued before any is used: the word is assembled only
+// when it is needed (word()), since an instruction that waits for a load stalls every later one.
+template <typename T, bool kVec>
+struct WordLoad {
+  static constexpr int kElems = kVec ? 1 : 4 / static_cast<int>(sizeof(T));
+  unsigned raw[kElems];
+
+  __device__ __forceinline__ void load(const T* p, long long stride, int n) {
+    if constexpr (kVec) {
+      raw[0] = *reinterpret_cast<const unsigned*>(p);
+    } else {
 #pragma unroll
-  for (int e = 0; e < 4 / static_cast<int>(sizeof(T)); ++e) {
-    if (e < n) set_elem_bits<T>(&w, e, raw_bits(p[e * stride]));
+      for (int e = 0; e < kElems; ++e) raw[e] = raw_bits(p[min(e, n - 1) * stride]);
+    }
   }
-  return w;
-}
+  __device__ __forceinline__ unsigned word(int n) const {
+    if constexpr (kVec) {
+      return raw[0];
+    } else {
+      unsigned w = 0;
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) {
+        if (e < n) set_elem_bits<T>(&w, e, raw[e]);
+      }
+      return w;
+    }
+  }
+};
 
 template <typename T>
 __device__ __forceinline__ void store_word(T* p, long long stride, int n, bool vec, unsigned w) {
@@ -82,8 +101,8 @@ __device__ __forceinline__ void copy_block_run(T* dst, const T* src, int count) 
   for (int i = done + tid; i < count; i += step) dst[i] = src[i];
 }
 
-template <class C>
-__device__ __forceinline__ void conv1d_narrow(const Conv1dUpdateParams& p) {
+template <class C, bool kVec>
+__device__ __forceinline__ void conv1d_narrow_body(const Conv1dUpdateParams& p) {
   using T = typename C::TIo;
   using TW = typename C::TW;
   constexpr int K = C::kK;
@@ -91,155 +110,116 @@ __device__ __forceinline__ void conv1d_narrow(const Conv1dUpdateParams& p) {
   constexpr int H = C::kHist;
   constexpr int P = 4 / static_cast<int>(sizeof(T));  // channels a word holds
   constexpr bool kWindow = C::kWindow;
-  // The thread's weights [P][W] as words where they fill whole words, else per element.
-  constexpr int kWeightBytes = P * W * static_cast<int>(sizeof(TW));
-  constexpr bool kWeightWords = kWeightBytes % 4 == 0;
-  constexpr int kWeightSlots = (kWeightBytes + 3) / 4;
-  extern __shared__ __align__(16) unsigned char s_narrow_image[];
+  // The thread's weights [P][W] as words (whole words in kVec), else per element.
+  constexpr int kWeightSlots = (P * W * static_cast<int>(sizeof(TW)) + 3) / 4;
 
   const int tid = static_cast<int>(threadIdx.x);
   const int b = static_cast<int>(static_cast<unsigned long long>(blockIdx.x) * p.block_div_mul >>
                                  (31 + p.block_div_shift));
-  const int block_c0 = ((static_cast<int>(blockIdx.x) - b * p.channel_blocks) * P)
-                       << p.group_shift;
+  const int word = ((static_cast<int>(blockIdx.x) - b * p.channel_blocks) << p.group_shift) +
+                   (tid & ((1 << p.group_shift) - 1));
   const int t = tid >> p.group_shift;  // < K: the block has K << group_shift threads
-  const int c = block_c0 + (tid & ((1 << p.group_shift) - 1)) * P;
-  const int n = min(max(p.channels - c, 0), P);  // channels of this thread
+  const int n = min(max(p.channels - word * P, 0), P);  // channels of this thread
   const bool works = n > 0;
+  // Threads past the channels read channel 0's (valid) addresses and store nothing.
+  const int c = works ? word * P : 0;
+  const int nl = max(n, 1);
 
-  // ---- every load that does not need the state's address: the window offset, the tiles'
-  // look-ups (table, slot), weights, bias, the x rows of the thread's window ----
+  // ---- every load, unconditionally and from valid addresses, before any is used: the window
+  // offset, the tiles' look-ups (table, slot), weights, bias, x rows, history columns ----
   const Conv1dStatePointers<T, K, C::kAddressing, C::kRollback> states(p, b);
   int offset = 0;
   if constexpr (kWindow) offset = p.window_offset[b];
+  const TW* const wp = static_cast<const TW*>(p.weight) + static_cast<long long>(c) * W;
   unsigned wr[kWeightSlots] = {};
-  float bias[P] = {};
-  unsigned z[W] = {};  // window columns t .. t+W-1 of the thread's channels
-  const T* x = static_cast<const T*>(p.x) + static_cast<long long>(b) * K * p.x_stride + c;
-  if (works) {
-    const TW* wp = static_cast<const TW*>(p.weight) + static_cast<long long>(c) * W;
-    if (kWeightWords && n == P && aligned4(wp)) {
+  if constexpr (kVec) {
 #pragma unroll
-      for (int v = 0; v < kWeightSlots; ++v) wr[v] = reinterpret_cast<const unsigned*>(wp)[v];
-    } else {
+    for (int v = 0; v < kWeightSlots; ++v) wr[v] = reinterpret_cast<const unsigned*>(wp)[v];
+  } else {
+    TW wl[P * W];
 #pragma unroll
-      for (int q = 0; q < P * W; ++q) {
-        if (q < n * W) set_elem_bits<TW>(wr, q, raw_bits(wp[q]));
-      }
-    }
-    if constexpr (C::kBias) {
+    for (int q = 0; q < P * W; ++q) wl[q] = wp[min(q, nl * W - 1)];
 #pragma unroll
-      for (int e = 0; e < P; ++e) {
-        if (e < n) bias[e] = to_float(static_cast<const TW*>(p.bias)[c + e]);
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < W; ++i) {
-      if (t + i >= H) {
-        const T* row = x + (t + i - H) * p.x_stride;
-        z[i] = load_word<T>(row, 1, n, n == P && aligned4(row));
-      }
+    for (int q = 0; q < P * W; ++q) {
+      if (q < n * W) set_elem_bits<TW>(wr, q, raw_bits(wl[q]));
     }
   }
+  float bias[P] = {};
+  if constexpr (C::kBias) {
+#pragma unroll
+    for (int e = 0; e < P; ++e) bias[e] = to_float(static_cast<const TW*>(p.bias)[c + min(e, nl - 1)]);
+  }
+  // z[i] = window column t + i: x row t+i-H where that is a row, else history column t+i.
+  const T* const x = static_cast<const T*>(p.x) + static_cast<long long>(b) * K * p.x_stride + c;
+  WordLoad<T, kVec> xl[W];
+#pragma unroll
+  for (int i = 0; i < W; ++i) xl[i].load(x + max(t + i - H, 0) * p.x_stride, 1, nl);
   if (states.skip()) return;
 
   const long long cs = p.state_channel_stride;
   const long long js = p.state_col_stride;
-  const auto col_vec = [&](const T* q) { return cs == 1 && n == P && aligned4(q); };
-  // The window form with [channels][cols] tiles (p.image): the block's rows of the read tile go
-  // through shared memory (read whole, before the offset is known), and the new window is
-  // assembled there and written out whole; a thread's own accesses would be scattered
-  // elements.
-  const int rows = min(P << p.group_shift, p.channels - block_c0);
-  const int run = static_cast<int>(rows * cs);  // elements of the block's rows
-  T* const image_in = reinterpret_cast<T*>(s_narrow_image);
-  T* const image_out = image_in + (run + 7) / 8 * 8;
-  const bool staged = kWindow && p.image != 0;
-  if (staged) copy_block_run<T, true>(image_in, states.read() + block_c0 * cs, run);
-
-  // ---- the history: window columns t .. H-1 ----
-  T* dst = nullptr;  // the tile this thread writes: the state after token t, or the window
+  // NOTE: [channels][cols] tiles hold a word's channels in two rows: per element.
+  const bool tc = cs == 1;
+  const T* const read = states.read() + c * cs;
+  WordLoad<T, kVec> hv[H];
+  WordLoad<T, false> he[H];
   if constexpr (kWindow) {
-    if (offset < 0 || offset > p.state_cols - H) {  // padding: nothing written
-      copy16_wait();
-      return;
-    }
-    dst = states.write(0);
-    if (staged) {
-      copy16_wait();
-      __syncthreads();
-    }
-    if (works && t < H) {
-      const T* const read = staged ? image_in + (c - block_c0) * cs : states.read() + c * cs;
-#pragma unroll
-      for (int i = 0; i < H; ++i) {
-        const T* q = read + (offset + t + i) * js;
-        if (t + i < H) z[i] = load_word<T>(q, cs, n, !staged && col_vec(q));
-      }
-    }
-  } else {
-    const T* const read = states.read() + c * cs;
-    if (works) {
-#pragma unroll
-      for (int i = 0; i < H; ++i) {
-        const T* q = read + (t + i) * js;
-        if (t + i < H) z[i] = load_word<T>(q, cs, n, col_vec(q));
-      }
-    }
-    dst = states.write(t);
+    if (offset < 0 || offset > p.state_cols - H) return;  // padding: nothing written
   }
+#pragma unroll
+  for (int i = 0; i < H; ++i) {
+    const T* q = read + (offset + min(t + i, H - 1)) * js;
+    if (tc) {
+      hv[i].load(q, 1, nl);
+    } else {
+      he[i].load(q, cs, nl);
+    }
+  }
+  T* const dst = states.write(kWindow ? 0 : t);  // the state after token t, or the window
   // NOTE: every read of the tile by this block's threads (all tokens of its channels) is before
   // the barrier, the writes over it (strided and table addressing write in place) after.
   __syncthreads();
+  if (!works) return;
 
-  if (works) {
-    // ---- y_t ----
-    float out[P];
+  unsigned z[W];
 #pragma unroll
-    for (int e = 0; e < P; ++e) {
-      float acc = bias[e];
-#pragma unroll
-      for (int i = 0; i < W; ++i) acc = fmaf(elem<TW>(wr, e * W + i), elem<T>(&z[i], e), acc);
-      if constexpr (C::kSilu) acc = sizeof(T) == 2 ? silu_tanh(acc) : silu_fast(acc);
-      out[e] = acc;
+  for (int i = 0; i < W; ++i) {
+    if (t + i >= H) {
+      z[i] = xl[i].word(n);
+    } else {
+      z[i] = tc ? hv[min(i, H - 1)].word(n) : he[min(i, H - 1)].word(n);
     }
-    T* const yrow = static_cast<T*>(p.y) + (static_cast<long long>(b) * K + t) * p.y_stride + c;
-    store_word<T>(yrow, 1, n, n == P && aligned4(yrow), pack_word<T>(out));
   }
+
+  // ---- y_t ----
+  float out[P];
+#pragma unroll
+  for (int e = 0; e < P; ++e) {
+    float acc = bias[e];
+#pragma unroll
+    for (int i = 0; i < W; ++i) acc = fmaf(elem<TW>(wr, e * W + i), elem<T>(&z[i], e), acc);
+    if constexpr (C::kSilu) acc = sizeof(T) == 2 ? silu_tanh(acc) : silu_fast(acc);
+    out[e] = acc;
+  }
+  T* const yrow = static_cast<T*>(p.y) + (static_cast<long long>(b) * K + t) * p.y_stride + c;
+  store_word<T>(yrow, 1, n, kVec || (n == P && aligned4(yrow)), pack_word<T>(out));
 
   // ---- the states: copies of z ----
   if (dst == nullptr) return;
-  T* const tile = staged ? image_out + (c - block_c0) * cs : dst + c * cs;
+  T* const tile = dst + c * cs;
   const auto put = [&](int col, unsigned w) {
     T* q = tile + col * js;
-    store_word<T>(q, cs, n, !staged && col_vec(q), w);
+    store_word<T>(q, cs, n, tc && (kVec || (n == P && aligned4(q))), w);
   };
   if constexpr (kWindow) {
-    if (works) {
-      // Columns [0, H) by the threads t = col mod K (each holds its column: col - t < W),
-      // column H + t (x_t) by thread t.
+    // Columns [0, H) by the threads t = col mod K (each holds its column: col - t < W), column
+    // H + t (x_t) by thread t.
 #pragma unroll
-      for (int i = 0; i < H; ++i) {
-        if (t + i < H && i % K == 0) put(t + i, z[i]);
-      }
-      put(H + t, z[H]);
+    for (int i = 0; i < H; ++i) {
+      if (t + i < H && i % K == 0) put(t + i, z[i]);
     }
-    if (staged) {
-      __syncthreads();
-      T* const out = dst + block_c0 * cs;
-      if (cs == H + K) {
-        copy_block_run<T, false>(out, image_out, run);
-      } else {
-        // Columns past W-1+K are not the launch's.
-        for (int i = tid; i < rows * (H + K); i += static_cast<int>(blockDim.x)) {
-          const long long at = i / (H + K) * cs + i % (H + K);
-          out[at] = image_out[at];
-        }
-      }
-    }
-  } else if (!works) {
-    return;
-  } else if (js == 1 && cs == H && n == P && aligned4(tile)) {
+    put(H + t, z[H]);
+  } else if (!tc && cs == H && n == P && aligned4(tile)) {
     // [channels][W-1] tiles: the thread's state is P*H contiguous elements, H words.
 #pragma unroll
     for (int m = 0; m < H; ++m) {
@@ -255,6 +235,16 @@ __device__ __forceinline__ void conv1d_narrow(const Conv1dUpdateParams& p) {
     // The state after token t: window columns t+1 .. t+H.
 #pragma unroll
     for (int i = 0; i < H; ++i) put(i, z[1 + i]);
+  }
+}
+
+/// p.mode 1: the host checked that every access is a whole aligned word (strided addressing).
+template <class C>
+__device__ __forceinline__ void conv1d_narrow(const Conv1dUpdateParams& p) {
+  if (p.mode == 1) {
+    conv1d_narrow_body<C, true>(p);
+  } else {
+    conv1d_narrow_body<C, false>(p);
   }
 }
 

@@ -62,7 +62,7 @@ bool conv1d_take_narrow(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
 
 // The narrow path: a block owns a power of two of 4-byte words of channels and all K tokens of
 // them (K threads a word), as many words as fit in a block while the launch has >= 2 blocks an
-// SM, and at least a warp.
+// SM, and at least two warps (measured better than one at every K: "v3" in PERFORMANCE.md).
 Conv1dShape conv1d_narrow_shape(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
   Conv1dShape s;
   s.narrow = true;
@@ -70,7 +70,7 @@ Conv1dShape conv1d_narrow_shape(const KernelSpec& spec, const Conv1dUpdateArgs& 
   const int max_threads = wyjit_kernels::conv1d_threads();
   int per_block = 1;
   while (per_block * 2 * spec.k <= max_threads && per_block < words) per_block *= 2;
-  while (per_block > 1 && per_block / 2 * spec.k >= 32 &&
+  while (per_block > 1 && per_block / 2 * spec.k >= 64 &&
          a.batch * ceil_div(words, per_block) < kTargetBlocks) {
     per_block /= 2;
   }
@@ -78,11 +78,6 @@ Conv1dShape conv1d_narrow_shape(const KernelSpec& spec, const Conv1dUpdateArgs& 
   s.channel_blocks = ceil_div(words, per_block);
   s.blocks = a.batch * s.channel_blocks;
   s.threads = per_block * spec.k;
-  // The window form in [channels][cols] tiles stages the block's rows twice (in and out).
-  const std::int64_t rows = std::int64_t{per_block} * (4 / dtype_size(spec.io));
-  const std::int64_t image = 2 * ((rows * a.state_channel_stride + 7) / 8 * 8) * dtype_size(spec.io);
-  s.image = spec.rollback == Rollback::window && a.state_col_stride == 1 && image <= kMaxImageBytes;
-  s.smem_bytes = s.image ? static_cast<int>(image) : 0;
   return s;
 }
 
@@ -154,6 +149,25 @@ int conv1d_host_mode(const KernelSpec& spec, const Conv1dUpdateArgs& a, const Co
   }
   if (!rows && vec(a.state_col_stride)) return wyjit_kernels::kModeColumns;
   return -1;
+}
+
+// The narrow path's mode: 1 where the host knows every access of every thread is a whole
+// 4-byte word (strided addressing, whole words of channels, word-aligned pointers and strides),
+// -1 (per-element accesses where needed) otherwise.
+int conv1d_narrow_mode(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
+  if (spec.addressing != Addressing::strided) return -1;
+  const std::int64_t io = dtype_size(spec.io);
+  const auto word = [&](std::int64_t elems) { return (elems * io) % 4 == 0; };
+  const auto aligned4 = [](const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 3) == 0; };
+  const std::int64_t wbytes = (4 / io) * spec.width * dtype_size(spec.weight);
+  bool ok = word(a.channels) && aligned4(a.x) && aligned4(a.y) && word(a.x_stride) &&
+            word(a.y_stride) && aligned4(a.state) && word(a.state_seq_stride) &&
+            aligned4(a.weight) && wbytes % 4 == 0;
+  if (a.state_channel_stride == 1) ok = ok && word(a.state_col_stride);
+  if (spec.rollback == Rollback::intermediate && spec.k > 1) {
+    ok = ok && aligned4(a.inter) && word(a.inter_seq_stride) && word(a.inter_tok_stride);
+  }
+  return ok ? 1 : -1;
 }
 
 // NOTE: the per-warp staging of region-mode states costs 0.1-0.2x at N = 1 and pays from N = 32:
@@ -308,7 +322,8 @@ void launch_conv1d_update(const Kernel& kernel, const Conv1dUpdateArgs& a, CUstr
       .group_shift = shape.group_shift,
       .subchunks = shape.subchunks,
       .image = shape.image ? 1 : 0,
-      .mode = conv1d_host_mode(kernel.spec(), a, shape),
+      .mode = shape.narrow ? conv1d_narrow_mode(kernel.spec(), a)
+                           : conv1d_host_mode(kernel.spec(), a, shape),
       .xch = conv1d_use_xch(kernel.spec(), a) ? 1 : 0,
       .narrow = shape.narrow ? 1 : 0,
   };
