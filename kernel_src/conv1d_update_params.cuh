@@ -67,6 +67,7 @@ struct Conv1dUpdateParams {
   int image;  // 1: window tiles [channels][W-1+K] staged in dynamic shared memory
   // The token loop's mode (Conv1dMode) for every thread with a whole channel group, decided by
   // the host where it knows every address (strided addressing); -1: each thread decides.
+  // Narrow path: 1 where every access is a whole aligned 4-byte word, else -1.
   int mode;
   int xch;  // 1: region-mode states go out through a per-warp shared buffer (large launches)
   // 1: the narrow path (conv1d_update_narrow.cuh): a block owns 2^group_shift 4-byte words of

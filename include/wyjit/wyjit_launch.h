@@ -138,7 +138,18 @@ typedef struct wyjit_conv1d_update_args {
   /* window form: [batch] int32, device memory: the first history column of each sequence (the
    * accepted count of its previous launch; outside [0, state_cols - (W-1)]: padding) */
   const int32_t* window_offset;
+
+  /** The kernel path (wyjit_conv1d_path, mirrors wyjit::Conv1dPath): 0 (automatic) unless
+   *  measuring or testing one of them. */
+  int32_t path;
 } wyjit_conv1d_update_args;
+
+/** Which of the conv1d_update kernel's two paths a launch takes (same values bit for bit). */
+typedef enum wyjit_conv1d_path {
+  WYJIT_CONV1D_PATH_AUTOMATIC = 0, /**< narrow for launches with little work, else wide */
+  WYJIT_CONV1D_PATH_WIDE = 1,      /**< a thread owns 16 bytes of channels and a run of tokens */
+  WYJIT_CONV1D_PATH_NARROW = 2     /**< a thread owns 4 bytes of channels and one token */
+} wyjit_conv1d_path;
 
 /** Zeroes `args` and sets its struct_size. */
 WYJIT_API void wyjit_conv1d_update_args_init(wyjit_conv1d_update_args* args);

@@ -27,6 +27,7 @@ wyjit::Conv1dUpdateArgs to_cpp(const wyjit_conv1d_update_args& c) {
   a.state_col_stride = c.state_col_stride;
   wyjit::capi::copy_state_addressing(c, a);
   a.window_offset = c.window_offset;
+  a.path = static_cast<wyjit::Conv1dPath>(c.path);
   return a;
 }
 

@@ -136,6 +136,9 @@ TEST_CASE("C API conv1d: bad arguments give invalid_argument naming the argument
   CHECK_THAT(last_error(), Catch::Contains("args.state_cols is 5, must be >= 6"));
   CHECK(check_edited(window, [](Args& a) { a.bias = nullptr; }) == WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("args.bias is null"));
+  CHECK(check_edited(window, [](Args& a) { a.path = WYJIT_CONV1D_PATH_NARROW; }) == WYJIT_OK);
+  CHECK(check_edited(window, [](Args& a) { a.path = 3; }) == WYJIT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(last_error(), Catch::Contains("args.path is 3: use Conv1dPath::automatic (0)"));
   CHECK(check_edited(window, [](Args& a) { a.num_slots = 0; }) == WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("args.num_slots is 0"));
   CHECK(check_edited(window, [](Args& a) { a.read_slot = nullptr; }) ==
