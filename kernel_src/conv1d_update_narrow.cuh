@@ -147,7 +147,8 @@ __device__ __forceinline__ void conv1d_narrow_body(const Conv1dUpdateParams& p) 
   float bias[P] = {};
   if constexpr (C::kBias) {
 #pragma unroll
-    for (int e = 0; e < P; ++e) bias[e] = to_float(static_cast<const TW*>(p.bias)[c + min(e, nl - 1)]);
+    for (int e = 0; e < P; ++e)
+      bias[e] = to_float(static_cast<const TW*>(p.bias)[c + min(e, nl - 1)]);
   }
   // z[i] = window column t + i: x row t+i-H where that is a row, else history column t+i.
   const T* const x = static_cast<const T*>(p.x) + static_cast<long long>(b) * K * p.x_stride + c;

@@ -158,7 +158,9 @@ int conv1d_narrow_mode(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
   if (spec.addressing != Addressing::strided) return -1;
   const std::int64_t io = dtype_size(spec.io);
   const auto word = [&](std::int64_t elems) { return (elems * io) % 4 == 0; };
-  const auto aligned4 = [](const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 3) == 0; };
+  const auto aligned4 = [](const void* p) {
+    return (reinterpret_cast<std::uintptr_t>(p) & 3) == 0;
+  };
   const std::int64_t wbytes = (4 / io) * spec.width * dtype_size(spec.weight);
   bool ok = word(a.channels) && aligned4(a.x) && aligned4(a.y) && word(a.x_stride) &&
             word(a.y_stride) && aligned4(a.state) && word(a.state_seq_stride) &&
