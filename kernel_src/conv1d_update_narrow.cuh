@@ -68,39 +68,6 @@ __device__ __forceinline__ bool aligned4(const T* p) {
   return (reinterpret_cast<unsigned long long>(p) & 3) == 0;
 }
 
-/// 4 bytes from global to shared memory without passing through registers (cp.async.ca on
-/// sm_80 and later); copy16_wait() waits for them.
-__device__ __forceinline__ void copy4_async(void* smem, const void* gmem) {
-#if __CUDA_ARCH__ >= 800
-  unsigned s;
-  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(s) : "l"(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(s), "l"(gmem) : "memory");
-#else
-  *static_cast<unsigned*>(smem) = *static_cast<const unsigned*>(gmem);
-#endif
-}
-
-/// Elements [0, count) from `src` to `dst` by the threads of a block: 4-byte words where both
-/// ends allow it, the rest one element at a time. `async`: global to shared through cp.async.
-template <typename T, bool kAsync>
-__device__ __forceinline__ void copy_block_run(T* dst, const T* src, int count) {
-  constexpr int P = 4 / static_cast<int>(sizeof(T));
-  const int tid = static_cast<int>(threadIdx.x);
-  const int step = static_cast<int>(blockDim.x);
-  int done = 0;
-  if (aligned4(dst) && aligned4(src)) {
-    done = count / P * P;
-    for (int v = tid; v < count / P; v += step) {
-      if constexpr (kAsync) {
-        copy4_async(dst + v * P, src + v * P);
-      } else {
-        reinterpret_cast<unsigned*>(dst)[v] = reinterpret_cast<const unsigned*>(src)[v];
-      }
-    }
-  }
-  for (int i = done + tid; i < count; i += step) dst[i] = src[i];
-}
-
 template <class C, bool kVec>
 __device__ __forceinline__ void conv1d_narrow_body(const Conv1dUpdateParams& p) {
   using T = typename C::TIo;

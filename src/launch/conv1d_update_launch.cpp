@@ -43,6 +43,22 @@ struct Conv1dShape {
   int smem_bytes = 0;
 };
 
+// Halves per_block (channel groups a block owns, a power of two; `per_group` threads each) while
+// the launch has fewer than 2 blocks an SM and a block keeps at least `min_threads` threads,
+// then sets the block geometry of `s`. Returns the final per_block.
+int set_block_geometry(Conv1dShape& s, std::int64_t batch, std::int64_t groups, int per_block,
+                       int per_group, int min_threads) {
+  while (per_block > 1 && per_block / 2 * per_group >= min_threads &&
+         batch * ceil_div(groups, per_block) < kTargetBlocks) {
+    per_block /= 2;
+  }
+  while ((1 << s.group_shift) < per_block) ++s.group_shift;
+  s.channel_blocks = ceil_div(groups, per_block);
+  s.blocks = batch * s.channel_blocks;
+  s.threads = per_block * per_group;
+  return per_block;
+}
+
 // NOTE: the narrow path's threads each make one memory round trip, and the kernel's registers
 // (sized for the wide path) allow 4 blocks of 128 threads an SM: past one wave of that
 // (~67k threads) the narrow path pays a round trip a wave and the wide one wins (measured:
@@ -70,14 +86,7 @@ Conv1dShape conv1d_narrow_shape(const KernelSpec& spec, const Conv1dUpdateArgs& 
   const int max_threads = wyjit_kernels::conv1d_threads();
   int per_block = 1;
   while (per_block * 2 * spec.k <= max_threads && per_block < words) per_block *= 2;
-  while (per_block > 1 && per_block / 2 * spec.k >= 64 &&
-         a.batch * ceil_div(words, per_block) < kTargetBlocks) {
-    per_block /= 2;
-  }
-  while ((1 << s.group_shift) < per_block) ++s.group_shift;
-  s.channel_blocks = ceil_div(words, per_block);
-  s.blocks = a.batch * s.channel_blocks;
-  s.threads = per_block * spec.k;
+  set_block_geometry(s, a.batch, words, per_block, spec.k, 64);
   return s;
 }
 
@@ -108,15 +117,7 @@ Conv1dShape conv1d_shape(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
       per_block /= 2;
     }
   }
-  // Smaller blocks, down to a warp, while the launch has fewer than 2 blocks an SM.
-  while (per_block > 1 && per_block / 2 * s.splits >= 32 &&
-         a.batch * ceil_div(groups, per_block) < kTargetBlocks) {
-    per_block /= 2;
-  }
-  while ((1 << s.group_shift) < per_block) ++s.group_shift;
-  s.channel_blocks = ceil_div(groups, per_block);
-  s.blocks = a.batch * s.channel_blocks;
-  s.threads = per_block * s.splits;
+  per_block = set_block_geometry(s, a.batch, groups, per_block, s.splits, 32);
   s.smem_bytes =
       s.image
           ? static_cast<int>(wyjit_kernels::conv1d_image_bytes(per_block, a.state_channel_stride))
