@@ -2,11 +2,10 @@
 // The narrow path of conv1d_update, for launches with little work (a few sequences): one thread
 // per (sequence, 4-byte word of channels, token), so that a launch has K times the threads of
 // one-thread-per-channel and each thread's chain from its loads to its stores is short. Every
-// load a thread makes is issued before any of them is used. The window form with
-// [channels][cols] tiles stages the block's rows in shared memory (read whole before the window
-// offset is known, the new window assembled there and written out whole), where a thread's own
-// accesses would be scattered elements. The wide path (16-byte lanes, a thread walking its
-// tokens) moves more bytes an instruction and wins once there is enough work.
+// load a thread makes is issued before any of them is used (the window form's history after its
+// offset: measured cheaper than loading every candidate column first, or staging the rows in
+// shared memory). The wide path (16-byte lanes, a thread walking its tokens) moves more bytes
+// an instruction and wins once there is enough work.
 //
 // Block: 2^group_shift words of channels x K tokens; thread i takes token i >> group_shift
 // and word i & (2^group_shift - 1), so every token of a channel is in one block (a barrier

@@ -78,7 +78,8 @@ bool conv1d_take_narrow(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
 
 // The narrow path: a block owns a power of two of 4-byte words of channels and all K tokens of
 // them (K threads a word), as many words as fit in a block while the launch has >= 2 blocks an
-// SM, and at least two warps (measured better than one at every K: "v3" in PERFORMANCE.md).
+// SM, and at least two warps (measured as fast as one-warp blocks or faster at every K: "v3" in
+// PERFORMANCE.md).
 Conv1dShape conv1d_narrow_shape(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
   Conv1dShape s;
   s.narrow = true;
