@@ -126,7 +126,10 @@ Conv1dShape conv1d_shape(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
   return s;
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
+// Whether p is a multiple of `bytes` (a power of two).
+bool aligned(const void* p, std::uintptr_t bytes) {
+  return (reinterpret_cast<std::uintptr_t>(p) & (bytes - 1)) == 0;
+}
 
 // The token loop's mode every thread with a whole channel group would pick, where the host
 // knows every address it checks (strided addressing): x and y rows, the tiles read and written
@@ -135,11 +138,11 @@ int conv1d_host_mode(const KernelSpec& spec, const Conv1dUpdateArgs& a, const Co
   if (spec.addressing != Addressing::strided) return -1;
   const std::int64_t io = dtype_size(spec.io);
   const auto vec = [&](std::int64_t elems) { return (elems * io) % 16 == 0; };
-  if (!aligned16(a.x) || !aligned16(a.y) || !vec(a.x_stride) || !vec(a.y_stride)) return -1;
-  if (!aligned16(a.state) || (a.batch > 1 && !vec(a.state_seq_stride))) return -1;
+  if (!aligned(a.x, 16) || !aligned(a.y, 16) || !vec(a.x_stride) || !vec(a.y_stride)) return -1;
+  if (!aligned(a.state, 16) || (a.batch > 1 && !vec(a.state_seq_stride))) return -1;
   const bool window = spec.rollback == Rollback::window;
   if (!window && spec.k > 1) {
-    if (!aligned16(a.inter) || (a.batch > 1 && !vec(a.inter_seq_stride)) ||
+    if (!aligned(a.inter, 16) || (a.batch > 1 && !vec(a.inter_seq_stride)) ||
         (spec.k > 2 && !vec(a.inter_tok_stride))) {
       return -1;
     }
@@ -160,16 +163,13 @@ int conv1d_narrow_mode(const KernelSpec& spec, const Conv1dUpdateArgs& a) {
   if (spec.addressing != Addressing::strided) return -1;
   const std::int64_t io = dtype_size(spec.io);
   const auto word = [&](std::int64_t elems) { return (elems * io) % 4 == 0; };
-  const auto aligned4 = [](const void* p) {
-    return (reinterpret_cast<std::uintptr_t>(p) & 3) == 0;
-  };
   const std::int64_t wbytes = (4 / io) * spec.width * dtype_size(spec.weight);
-  bool ok = word(a.channels) && aligned4(a.x) && aligned4(a.y) && word(a.x_stride) &&
-            word(a.y_stride) && aligned4(a.state) && word(a.state_seq_stride) &&
-            aligned4(a.weight) && wbytes % 4 == 0;
+  bool ok = word(a.channels) && aligned(a.x, 4) && aligned(a.y, 4) && word(a.x_stride) &&
+            word(a.y_stride) && aligned(a.state, 4) && word(a.state_seq_stride) &&
+            aligned(a.weight, 4) && wbytes % 4 == 0;
   if (a.state_channel_stride == 1) ok = ok && word(a.state_col_stride);
   if (spec.rollback == Rollback::intermediate && spec.k > 1) {
-    ok = ok && aligned4(a.inter) && word(a.inter_seq_stride) && word(a.inter_tok_stride);
+    ok = ok && aligned(a.inter, 4) && word(a.inter_seq_stride) && word(a.inter_tok_stride);
   }
   return ok ? 1 : -1;
 }
