@@ -38,7 +38,10 @@ wyjit_as_root() {
 }
 
 wyjit_deb_installed() {
-  dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed$'
+  # Captured, not piped into grep -q: under pipefail an early grep exit can fail dpkg with SIGPIPE.
+  local status
+  status="$(dpkg -s "$1" 2>/dev/null)" || return 1
+  grep -qx 'Status: install ok installed' <<<"$status"
 }
 
 # Installs those of the named Debian packages that are missing.

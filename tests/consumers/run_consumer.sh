@@ -85,8 +85,11 @@ case "$kind" in
     }
     cmake --build "$work/build" --parallel 2
     # The shared build must run on the installed library, not the build tree's.
-    ldd "$work/build/consumer_shared" | grep libwyjit
-    ldd "$work/build/consumer_shared" | grep -q "$prefix" || {
+    # ldd's output is captured first: under pipefail, `ldd | grep -q` fails at random when grep
+    # exits on its first match and ldd dies of SIGPIPE (CI failed that way once).
+    loaded="$(ldd "$work/build/consumer_shared" | grep libwyjit)"
+    echo "$loaded"
+    [[ "$loaded" == *"$prefix/"* ]] || {
       echo "consumer_shared does not load libwyjit.so from $prefix"
       exit 1
     }
