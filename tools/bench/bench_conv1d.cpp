@@ -6,8 +6,9 @@
 //   bench_conv1d [--variant NAME[,NAME..]] [--n 1,8,32,128] [--k 2,4,8,16] [--channels 8192]
 //                [--layout ct,tc] [--path auto|wide|narrow] [--json FILE]
 //
-// Each variant's K is replaced by each --k value. The default variants are the Qwen3-Next conv
-// (W = 4, bf16 weights, no bias, SiLU) in both rollback forms, strided, 8192 channels. Layouts
+// Each variant's K is replaced by each --k value; any addressing (table and slot tiles: see
+// bench_states.hpp). The default variants are the Qwen3-Next conv (W = 4, bf16 weights, no
+// bias, SiLU) in both rollback forms, strided, 8192 channels. Layouts
 // of the state tiles: ct = [channels][cols] (a channel's columns contiguous), tc =
 // [cols][channels] (channels contiguous).
 //
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "bench/bench_common.hpp"
+#include "bench/bench_states.hpp"
 #include "driver/driver_api.hpp"
 #include "wyjit/conv1d_update.hpp"
 #include "wyjit/error.hpp"
@@ -89,6 +91,7 @@ void bench_one(Context& ctx, const Kernel& kernel, const std::string& layout, in
   const int sets =
       static_cast<int>(std::clamp<std::size_t>((std::size_t{512} << 20) / moved + 1, 1, 128));
   std::vector<std::unique_ptr<Buffer>> keep;
+  std::vector<std::unique_ptr<BenchStates>> states;
   std::vector<Conv1dUpdateArgs> args(static_cast<std::size_t>(sets));
   const auto alloc = [&](std::size_t bytes, float value) {
     keep.push_back(std::make_unique<Buffer>(bytes));
@@ -110,14 +113,13 @@ void bench_one(Context& ctx, const Kernel& kernel, const std::string& layout, in
     a.state_cols = cols;
     a.state_channel_stride = layout == "ct" ? cols : 1;
     a.state_col_stride = layout == "ct" ? 1 : ctx.channels;
-    a.state = alloc(static_cast<std::size_t>(N) * tile * io, 0.5f);
-    a.state_seq_stride = static_cast<std::int64_t>(tile);
-    if (!window && K > 1) {
-      a.inter =
-          alloc(static_cast<std::size_t>(N) * static_cast<std::size_t>(K - 1) * tile * io, 0.0f);
-      a.inter_tok_stride = static_cast<std::int64_t>(tile);
-      a.inter_seq_stride = static_cast<std::int64_t>(tile) * (K - 1);
-    }
+    states.push_back(std::make_unique<BenchStates>(
+        spec.addressing,
+        StateShape{.batch = N, .tile_elems = tile, .elem_bytes = io,
+                   .inter_tiles = window ? 0 : K - 1, .slot_writes = window ? 1 : K,
+                   .fill = 0.5f},
+        ctx.stream));
+    states.back()->apply(a);
     if (window) {
       // Offset 1 every step: a window that accepted one token last time.
       const void* offsets = alloc(static_cast<std::size_t>(N) * 4, 0.0f);

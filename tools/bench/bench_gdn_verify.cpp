@@ -6,7 +6,10 @@
 //
 //   bench_gdn_verify [--variant NAME] [--n 1,8,32,128] [--k 2,4,8,16] [--json FILE]
 //
-// The variant's K is replaced by each --k value. Shapes: Qwen3-Next GDN (HK=16, HV=32, d=128).
+// The variant's K is replaced by each --k value; any io, state dtype, layout, addressing (table
+// and slot tiles: see bench_states.hpp), head dims and gating. Heads: Qwen3-Next GDN (HK=16,
+// HV=32). The naive and fanout baselines run only for the strided d128 variants they were
+// written for.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "bench/bench_common.hpp"
+#include "bench/bench_states.hpp"
 #include "driver/driver_api.hpp"
 #include "wyjit/error.hpp"
 #include "wyjit/gdn_verify.hpp"
@@ -66,12 +70,16 @@ int run(int argc, char** argv) {
       const std::size_t tile = std::size_t(HV) * spec.dk * spec.dv;
       const std::size_t rows = std::size_t(N) * K;
       const std::size_t state_bytes = N * tile * st;
+      // g and beta (fp32), or with fused gating a and b (io dtype) and a_log, dt_bias.
+      const std::size_t gating_bytes =
+          spec.fused_gating ? rows * HV * 2 * io + std::size_t{HV} * 8 : rows * HV * 8;
       const std::size_t io_bytes =
-          rows * (2 * HK * spec.dk + 2 * HV * spec.dv) * io + rows * HV * 8;
+          rows * (2 * HK * spec.dk + 2 * HV * spec.dv) * io + gating_bytes;
       const std::size_t moved = state_bytes * (1 + K) + io_bytes;
       const int sets =
           static_cast<int>(std::clamp<std::size_t>((std::size_t{512} << 20) / moved + 1, 1, 48));
       std::vector<std::unique_ptr<Buffer>> keep;
+      std::vector<std::unique_ptr<BenchStates>> states;
       std::vector<GdnVerifyArgs> args(sets);
       const auto alloc = [&](std::size_t bytes, float value) {
         keep.push_back(std::make_unique<Buffer>(bytes));
@@ -93,14 +101,22 @@ int run(int argc, char** argv) {
         a.q = alloc(rows * HK * spec.dk * io, 0.03f);
         a.k_in = alloc(rows * HK * spec.dk * io, 0.02f);
         a.v = alloc(rows * HV * spec.dv * io, 0.5f);
-        a.g = static_cast<const float*>(alloc(rows * HV * 4, -0.05f));
-        a.beta = static_cast<const float*>(alloc(rows * HV * 4, 0.4f));
+        if (spec.fused_gating) {
+          a.a = alloc(rows * HV * io, -0.5f);
+          a.b = alloc(rows * HV * io, 0.25f);
+          a.a_log = static_cast<const float*>(alloc(HV * 4, 0.1f));
+          a.dt_bias = static_cast<const float*>(alloc(HV * 4, 0.2f));
+        } else {
+          a.g = static_cast<const float*>(alloc(rows * HV * 4, -0.05f));
+          a.beta = static_cast<const float*>(alloc(rows * HV * 4, 0.4f));
+        }
         a.out = alloc(rows * HV * spec.dv * io, 0.0f);
-        a.state = alloc(state_bytes, 0.01f);
-        a.state_seq_stride = static_cast<std::int64_t>(tile);
-        a.inter = K > 1 ? alloc(state_bytes * (K - 1), 0.0f) : nullptr;
-        a.inter_tok_stride = static_cast<std::int64_t>(tile);
-        a.inter_seq_stride = static_cast<std::int64_t>(tile) * (K - 1);
+        states.push_back(std::make_unique<BenchStates>(
+            spec.addressing,
+            StateShape{.batch = N, .tile_elems = tile, .elem_bytes = st, .inter_tiles = K - 1,
+                       .slot_writes = K, .fill = 0.01f},
+            stream));
+        states.back()->apply(a);
       }
       const double verify_us = graph_us_per_call(
           stream, sets, replays, [&](int i) { launch_gdn_verify(kernel, args[i], stream); });
@@ -125,7 +141,8 @@ int run(int argc, char** argv) {
         });
       }
       if (spec.io == DType::bf16 && spec.state == DType::f32 && spec.layout == Layout::vk &&
-          spec.dk == 128 && spec.dv == 128 && spec.addressing == Addressing::strided) {
+          spec.dk == 128 && spec.dv == 128 && spec.addressing == Addressing::strided &&
+          !spec.fused_gating) {
         naive_us = graph_us_per_call(stream, sets, replays, [&](int i) {
           GdnVerifyArgs& a = args[i];
           int k_ = K, hk_ = HK, hv_ = HV;
