@@ -53,8 +53,9 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
   const int hk = vh / (p.num_v_heads / p.num_k_heads);
   const int j0 = strip * COLS;
   const long long row0 = static_cast<long long>(b) * K;  // token rows of this sequence
-  const GdnStatePointers<TState, K, C::kAddressing> states(p, b, vh,
-                                                           static_cast<long long>(DK) * DV);
+  __shared__ TState* s_state_dst[K];  // table and slot: the tile each token's state goes to
+  const GdnStatePointers<TState, K, C::kAddressing> states(
+      p, b, vh, static_cast<long long>(DK) * DV, s_state_dst);
   if (states.skip()) return;
   const GdnTileMap<C> tile;
 
@@ -116,6 +117,11 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
       beta = p.beta[gb];
     }
   }
+
+  // NOTE: after every global read is issued (warp 0 waits for g and beta next anyway), so the
+  // wait for the entries delays none of them; the registers are the same as staging right after
+  // the state read (see gdn_state_addressing.cuh).
+  states.stage();
 
   // ---- gates: G_t by an inclusive scan over warp 0 ----
   if (warp == 0) {
@@ -185,8 +191,6 @@ __global__ void __launch_bounds__(C::kThreads) gdn_verify_kernel(const GdnVerify
   }
   __syncthreads();
 
-  // NOTE: the WY part lives in the discarded branch, so a vk variant never instantiates it
-  // (NVRTC front-end time in the cold compile).
   // NOTE: the WY part is only instantiated for the variants that take it (NVRTC front-end time
   // in the cold compile).
   if constexpr (C::kSequential) {

@@ -113,12 +113,14 @@ void bench_one(Context& ctx, const Kernel& kernel, const std::string& layout, in
     a.state_cols = cols;
     a.state_channel_stride = layout == "ct" ? cols : 1;
     a.state_col_stride = layout == "ct" ? 1 : ctx.channels;
-    states.push_back(std::make_unique<BenchStates>(
-        spec.addressing,
-        StateShape{.batch = N, .tile_elems = tile, .elem_bytes = io,
-                   .inter_tiles = window ? 0 : K - 1, .slot_writes = window ? 1 : K,
-                   .fill = 0.5f},
-        ctx.stream));
+    states.push_back(std::make_unique<BenchStates>(spec.addressing,
+                                                   StateShape{.batch = N,
+                                                              .tile_elems = tile,
+                                                              .elem_bytes = io,
+                                                              .inter_tiles = window ? 0 : K - 1,
+                                                              .slot_writes = window ? 1 : K,
+                                                              .fill = 0.5f},
+                                                   ctx.stream));
     states.back()->apply(a);
     if (window) {
       // Offset 1 every step: a window that accepted one token last time.

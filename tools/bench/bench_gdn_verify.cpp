@@ -73,8 +73,7 @@ int run(int argc, char** argv) {
       // g and beta (fp32), or with fused gating a and b (io dtype) and a_log, dt_bias.
       const std::size_t gating_bytes =
           spec.fused_gating ? rows * HV * 2 * io + std::size_t{HV} * 8 : rows * HV * 8;
-      const std::size_t io_bytes =
-          rows * (2 * HK * spec.dk + 2 * HV * spec.dv) * io + gating_bytes;
+      const std::size_t io_bytes = rows * (2 * HK * spec.dk + 2 * HV * spec.dv) * io + gating_bytes;
       const std::size_t moved = state_bytes * (1 + K) + io_bytes;
       const int sets =
           static_cast<int>(std::clamp<std::size_t>((std::size_t{512} << 20) / moved + 1, 1, 48));
@@ -111,11 +110,14 @@ int run(int argc, char** argv) {
           a.beta = static_cast<const float*>(alloc(rows * HV * 4, 0.4f));
         }
         a.out = alloc(rows * HV * spec.dv * io, 0.0f);
-        states.push_back(std::make_unique<BenchStates>(
-            spec.addressing,
-            StateShape{.batch = N, .tile_elems = tile, .elem_bytes = st, .inter_tiles = K - 1,
-                       .slot_writes = K, .fill = 0.01f},
-            stream));
+        states.push_back(std::make_unique<BenchStates>(spec.addressing,
+                                                       StateShape{.batch = N,
+                                                                  .tile_elems = tile,
+                                                                  .elem_bytes = st,
+                                                                  .inter_tiles = K - 1,
+                                                                  .slot_writes = K,
+                                                                  .fill = 0.01f},
+                                                       stream));
         states.back()->apply(a);
       }
       const double verify_us = graph_us_per_call(
