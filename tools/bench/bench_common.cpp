@@ -29,6 +29,13 @@ void fill_f32(const Buffer& b, std::size_t count, float value) {
   WYJIT_CU_CHECK(cuMemsetD32(b.ptr, float_bits(value), count));
 }
 
+std::unique_ptr<Buffer> filled_buffer(std::size_t bytes, float value) {
+  const std::size_t words = (bytes + 3) / 4;
+  auto b = std::make_unique<Buffer>(words * 4);
+  fill_f32(*b, words, value);
+  return b;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ std::uint32_t float_bits(float x);
 
 /// Sets `count` 32-bit words of `b` to the bits of `value`.
 void fill_f32(const Buffer& b, std::size_t count, float value);
+
+/// A buffer of `bytes` (rounded up to whole 32-bit words) with every word the bits of `value`.
+std::unique_ptr<Buffer> filled_buffer(std::size_t bytes, float value);
 
 double median(std::vector<double> v);
 

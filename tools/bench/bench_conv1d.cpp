@@ -94,8 +94,7 @@ void bench_one(Context& ctx, const Kernel& kernel, const std::string& layout, in
   std::vector<std::unique_ptr<BenchStates>> states;
   std::vector<Conv1dUpdateArgs> args(static_cast<std::size_t>(sets));
   const auto alloc = [&](std::size_t bytes, float value) {
-    keep.push_back(std::make_unique<Buffer>(bytes));
-    fill_f32(*keep.back(), (bytes + 3) / 4, value);
+    keep.push_back(filled_buffer(bytes, value));
     return keep.back()->get();
   };
   for (Conv1dUpdateArgs& a : args) {

@@ -81,8 +81,7 @@ int run(int argc, char** argv) {
       std::vector<std::unique_ptr<BenchStates>> states;
       std::vector<GdnVerifyArgs> args(sets);
       const auto alloc = [&](std::size_t bytes, float value) {
-        keep.push_back(std::make_unique<Buffer>(bytes));
-        fill_f32(*keep.back(), bytes / 4, value);
+        keep.push_back(filled_buffer(bytes, value));
         return keep.back()->get();
       };
       for (GdnVerifyArgs& a : args) {

@@ -6,12 +6,6 @@
 namespace wyjit::bench {
 namespace {
 
-std::unique_ptr<Buffer> filled(std::size_t bytes, float value) {
-  auto b = std::make_unique<Buffer>(bytes);
-  fill_f32(*b, (bytes + 3) / 4, value);
-  return b;
-}
-
 std::unique_ptr<Buffer> uploaded(const std::vector<std::int32_t>& values) {
   auto b = std::make_unique<Buffer>(values.size() * sizeof(std::int32_t));
   WYJIT_CU_CHECK(cuMemcpyHtoD(b->ptr, values.data(), values.size() * sizeof(std::int32_t)));
@@ -27,7 +21,7 @@ BenchStates::BenchStates(Addressing addressing, const StateShape& shape, CUstrea
   if (addressing == Addressing::slot) {
     const auto writes = static_cast<std::size_t>(shape.slot_writes);
     num_slots_ = static_cast<std::int32_t>(batch * (1 + writes));
-    state_ = filled(static_cast<std::size_t>(num_slots_) * tile_bytes, shape.fill);
+    state_ = filled_buffer(static_cast<std::size_t>(num_slots_) * tile_bytes, shape.fill);
     std::vector<std::int32_t> read(batch), write(batch * writes);
     for (std::size_t b = 0; b < batch; ++b) {
       read[b] = static_cast<std::int32_t>(b);
@@ -40,8 +34,8 @@ BenchStates::BenchStates(Addressing addressing, const StateShape& shape, CUstrea
     return;
   }
   const auto inter_tiles = static_cast<std::size_t>(shape.inter_tiles);
-  state_ = filled(batch * tile_bytes, shape.fill);
-  if (inter_tiles > 0) inter_ = filled(batch * inter_tiles * tile_bytes, 0.0f);
+  state_ = filled_buffer(batch * tile_bytes, shape.fill);
+  if (inter_tiles > 0) inter_ = filled_buffer(batch * inter_tiles * tile_bytes, 0.0f);
   if (addressing != Addressing::table) return;
 
   stager_ = std::make_unique<GdnTableStager>(shape.inter_tiles + 1, shape.batch);
