@@ -19,6 +19,11 @@ if [[ "$WYJIT_BUILD_DIR" != /* ]]; then
   WYJIT_BUILD_DIR="$WYJIT_ROOT/$WYJIT_BUILD_DIR"
 fi
 WYJIT_DEB_PACKAGES=(cmake g++ nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 clang-format)
+# What the tests need beyond the build (tools/run-tests.sh): python3-venv for the virtual
+# environment the Python tests run in (tools/setup-python.sh; it also brings python3), pkg-config
+# for the C consumer test (which reports skipped without it).
+# shellcheck disable=SC2034 # used by tools/run-tests.sh
+WYJIT_TEST_DEB_PACKAGES=(python3-venv pkg-config)
 
 wyjit_log() { echo "setup-deps: $*" >&2; }
 wyjit_die() {
@@ -73,8 +78,32 @@ wyjit_check_cuda() {
   fi
 }
 
-# Configures the build folder when it is not configured yet (or when WYJIT_CMAKE_ARGS asks
-# for settings), then builds with every core.
+# True when the build folder's CMake cache already holds every -DNAME[:TYPE]=VALUE given (any
+# other argument, e.g. -G, counts as not held).
+wyjit_cache_holds() {
+  local cache="$WYJIT_BUILD_DIR/CMakeCache.txt" arg def name value line rest found
+  [[ -f "$cache" ]] || return 1
+  for arg in "$@"; do
+    [[ "$arg" == -D*=* ]] || return 1
+    def="${arg#-D}"
+    name="${def%%=*}"
+    name="${name%%:*}"
+    value="${def#*=}"
+    found=0
+    while IFS= read -r line; do
+      rest="${line#"$name":}"
+      if [[ "$rest" != "$line" && "${rest#*=}" == "$value" ]]; then
+        found=1
+        break
+      fi
+    done <"$cache"
+    [[ $found -eq 1 ]] || return 1
+  done
+}
+
+# Configures the build folder when it is not configured yet, or when WYJIT_CMAKE_ARGS or the
+# CMake arguments given ask for settings its cache does not hold yet; then builds with every core.
+# shellcheck disable=SC2120 # tools/run-tests.sh passes CMake arguments
 wyjit_configure_and_build() {
   local build="$WYJIT_BUILD_DIR"
   local extra=()
@@ -84,6 +113,7 @@ wyjit_configure_and_build() {
   if [[ -n "${CUDAToolkit_ROOT:-}" ]]; then
     extra+=("-DCUDAToolkit_ROOT=$CUDAToolkit_ROOT")
   fi
+  extra+=("$@")
   if [[ ! -f "$build/CMakeCache.txt" ]]; then
     local generator=()
     if command -v ninja >/dev/null 2>&1; then
@@ -91,8 +121,9 @@ wyjit_configure_and_build() {
     fi
     cmake -S "$WYJIT_ROOT" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
       "${extra[@]}"
-  elif [[ ${#extra[@]} -gt 0 ]]; then
-    # NOTE: re-run so that e.g. -DWYJIT_WERROR=ON reaches a tree configured without it.
+  elif [[ ${#extra[@]} -gt 0 ]] && ! wyjit_cache_holds "${extra[@]}"; then
+    # NOTE: re-run so that e.g. -DWYJIT_WERROR=ON reaches a tree configured without it; skipped
+    # when the cache already holds it, so that a second run costs no configure.
     cmake -S "$WYJIT_ROOT" -B "$build" "${extra[@]}"
   fi
   local jobs

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """CTest's entry to the Python tests: runs pytest with the given arguments.
 
-Without pytest the CPU tests fail with a hint (CI installs it: tools/setup-python.sh); a single
-file given after --or-standalone (the GPU test) then runs on its own runner instead, so a GPU
-machine without pytest still checks the kernels from Python.
+tools/run-tests.sh runs it in a virtual environment with pytest (tools/setup-python.sh). Run by
+a python3 without pytest, the CPU tests fail with that hint; a single file given after
+--or-standalone (the GPU test) then runs on its own runner instead, so a GPU machine without
+pytest still checks the kernels from Python.
 
     python3 run_pytest.py [--or-standalone FILE] PYTEST_ARGS...
 """
@@ -19,7 +20,10 @@ try:
     import pytest
 except ImportError:
     if standalone is None:
-        print(f"pytest is not installed for {sys.executable}: run tools/setup-python.sh")
+        print(
+            f"pytest is not installed for {sys.executable}: tools/run-tests.sh runs these tests"
+            " in a virtual environment with pytest (tools/setup-python.sh creates it)"
+        )
         sys.exit(1)
     print(f"pytest is not installed for {sys.executable}: running {standalone} on its own")
     runpy.run_path(standalone, run_name="__main__")  # exits with the file's status
