@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-# Writes OUT: a C++ file holding every kernel_src/*.cuh in FILES as a raw string literal.
+# Writes OUT: a C++ file holding every kernel_src file in FILES as a raw string literal, named
+# by its path relative to BASE (kernel_src/), e.g. "gdn_verify/gdn_verify.cuh".
 # Run at build time (cmake -P), so editing a template re-embeds it.
 set(body "")
+list(SORT FILES)
 foreach(path IN LISTS FILES)
-  get_filename_component(name ${path} NAME)
+  file(RELATIVE_PATH name ${BASE} ${path})
   file(READ ${path} text)
   string(FIND "${text}" ")wyjit_src\"" clash)
   if(NOT clash EQUAL -1)

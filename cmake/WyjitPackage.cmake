@@ -22,13 +22,13 @@ endforeach()
 
 # ---- libwyjit.so ----------------------------------------------------------------------------
 # NOTE: while the major version is 0, every minor version may break the ABI: the SONAME carries
-# it (libwyjit.so.0.1).
+# it (libwyjit.so.0.2).
 if(PROJECT_VERSION_MAJOR EQUAL 0)
   set(WYJIT_SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
 else()
   set(WYJIT_SOVERSION ${PROJECT_VERSION_MAJOR})
 endif()
-set_target_properties(wyjit_shared PROPERTIES
+set_target_properties(wyjit PROPERTIES
   OUTPUT_NAME wyjit
   VERSION ${PROJECT_VERSION}
   SOVERSION ${WYJIT_SOVERSION}
@@ -36,16 +36,16 @@ set_target_properties(wyjit_shared PROPERTIES
   INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
 # NOTE: libwyjit.so must load on machines with no driver: it links NVRTC without the libcuda
 # stub (see CUDA::nvrtc in CMakeLists.txt) and opens the driver at run time.
-target_link_options(wyjit_shared PRIVATE LINKER:--no-undefined)
-set_target_properties(wyjit PROPERTIES EXPORT_NAME wyjit_static)
+target_link_options(wyjit PRIVATE LINKER:--no-undefined)
+set_target_properties(wyjit_static PROPERTIES OUTPUT_NAME wyjit EXPORT_NAME wyjit_static)
 
 # ---- install --------------------------------------------------------------------------------
 set(WYJIT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/wyjit)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/wyjit DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
-install(TARGETS wyjit_shared EXPORT wyjitSharedTargets
+install(TARGETS wyjit EXPORT wyjitSharedTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Development)
-install(TARGETS wyjit EXPORT wyjitStaticTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS wyjit_static EXPORT wyjitStaticTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 if(TARGET wyjit_cli)
   set_target_properties(wyjit_cli PROPERTIES INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
   install(TARGETS wyjit_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

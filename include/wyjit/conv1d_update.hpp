@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file conv1d_update.hpp
-/// @brief Typed launch of the K-token causal depthwise conv1d update.
+/// @brief The conv1d_update family: its spec and its typed, checked launch.
 ///
 /// Variant names: `conv1d_update.kK.io_T.wW.wt_T.rollback.addressing[.bias][.silu]`, e.g.
-/// `conv1d_update.k4.io_bf16.w4.wt_bf16.window.slot.silu` (see wyjit/spec.hpp).
+/// `conv1d_update.k4.io_bf16.w4.wt_bf16.window.slot.silu`.
 ///
 /// ## The math
 ///
@@ -55,18 +55,13 @@
 /// the history in columns [0, W-1) and passes offset 0. An offset outside
 /// [0, state_cols - (W-1)] marks a padded sequence: nothing of it is read or written.
 ///
-/// ## Addressing of the state tiles (one per variant, as for gdn_verify)
+/// ## Addressing of the state tiles (args.states, wyjit/state_refs.h)
 ///
-/// - strided: S_b = `state + b*state_seq_stride`; intermediate: Hi_t(b) = `inter +
-///   b*inter_seq_stride + t*inter_tok_stride`, t = 0..K-2.
-/// - table: device array `tables`: `tables[b]` is S_b (read, then the final state or the window
-///   written there; null marks a padded sequence); intermediate: `tables[(1+t)*slab_stride + b]`
-///   is Hi_t(b) (null skips that state). Keep the array at a fixed address for CUDA graphs, e.g.
-///   a GdnTableStager (K slabs for intermediate, 1 for window).
-/// - slot: `state` is a pool of `num_slots` tiles `slot_stride` elements apart. Sequence b reads
-///   slot `read_slot[b]` (negative or >= num_slots: padding, nothing read or written) and writes
-///   the state after token t (intermediate) or the window (window, t = 0) to slot
-///   `write_slot[b*write_slot_stride + t]` (negative or >= num_slots: that state is skipped).
+/// The intermediate form writes K tiles a sequence (write t: the state after token t; with
+/// strided and table addressing the last one, the final state, goes over S_b, the others to
+/// Hi_t(b)); the window form writes one (the window; over S_b with strided and table
+/// addressing). A table of either form is best kept at a fixed address for CUDA graphs by a
+/// TableStager made for K (intermediate) or 1 (window).
 ///
 /// A padded sequence's y rows are not written. Tiles written by one sequence must not be read
 /// or written by another in the same launch.
@@ -74,75 +69,53 @@
 
 #include <cuda.h>
 
-#include <cstdint>
+#include <compare>
 
-#include "wyjit/jit.hpp"
+#include "wyjit/conv1d_update.h"
+#include "wyjit/types.hpp"
 
 namespace wyjit {
 
-/// Which of the kernel's two paths a launch takes. Both compute the same values bit for bit;
-/// they differ in how the work is spread over threads.
-enum class Conv1dPath : int {
-  automatic = 0,  ///< narrow for launches with little work (a few sequences), else wide
-  wide = 1,       ///< a thread owns 16 bytes of channels and walks a run of tokens
-  narrow = 2,     ///< a thread owns 4 bytes of channels and one token: shortest latency
+class Kernel;
+namespace detail {
+class Family;
+}  // namespace detail
+
+/// How a conv1d_update variant lets the engine roll back to the last accepted token.
+enum class Rollback {
+  intermediate,  ///< writes the conv state after every token (t = 0..K-2) plus the final one
+  window,        ///< keeps the last W-1+K inputs; the next launch reads from a per-sequence offset
 };
 
-/// Arguments of one conv1d_update launch. Strides are in elements of the pointed-to type.
-struct Conv1dUpdateArgs {
-  int batch = 0;     ///< sequences
-  int channels = 0;  ///< channels per token (any count, e.g. 8192)
-  int k = 0;         ///< tokens per sequence: must equal the variant's K
-  int width = 0;     ///< filter width: must equal the variant's W
+WYJIT_API const char* to_string(Rollback r) noexcept;
 
-  const void* x = nullptr;       ///< [batch*K, x_stride] io dtype
-  void* y = nullptr;             ///< [batch*K, y_stride] io dtype
-  std::int64_t x_stride = 0;     ///< >= channels
-  std::int64_t y_stride = 0;     ///< >= channels
-  const void* weight = nullptr;  ///< [channels][W] weight dtype
-  const void* bias = nullptr;    ///< [channels] weight dtype (variant option `bias`)
+/// A conv1d_update variant: every compile-time choice. The conv state is stored in the io dtype.
+struct Conv1dUpdateSpec {
+  int k = 4;                 ///< tokens per sequence, 1..32
+  DType io = DType::bf16;    ///< x, y and the conv state
+  int width = 4;             ///< filter width W, 2..8
+  DType weight = DType::f32; ///< weight and bias dtype: the io dtype or f32
+  Rollback rollback = Rollback::intermediate;
+  Addressing addressing = Addressing::strided;
+  bool bias = false;  ///< add a per-channel bias
+  bool silu = false;  ///< apply SiLU to the output
 
-  /// Columns of every state tile: >= W-1 (intermediate), >= W-1+K (window).
-  std::int64_t state_cols = 0;
-  /// Element (channel c, column j) of a tile is at c*state_channel_stride + j*state_col_stride:
-  /// [channels][state_cols] has state_col_stride = 1 and state_channel_stride >= state_cols;
-  /// [state_cols][channels] has state_channel_stride = 1 and state_col_stride >= channels.
-  std::int64_t state_channel_stride = 0;
-  std::int64_t state_col_stride = 0;
-
-  /// Strided addressing: S_b = state + b*state_seq_stride (>= the elements a tile spans:
-  /// channels*state_channel_stride or state_cols*state_col_stride).
-  void* state = nullptr;
-  std::int64_t state_seq_stride = 0;
-  /// Strided, intermediate: Hi_t(b) = inter + b*inter_seq_stride + t*inter_tok_stride
-  /// (unused when K == 1).
-  void* inter = nullptr;
-  std::int64_t inter_seq_stride = 0;
-  std::int64_t inter_tok_stride = 0;
-
-  /// Table addressing: tables[b] is S_b, tables[(1+t)*slab_stride + b] is Hi_t(b).
-  void* const* tables = nullptr;
-  std::int64_t slab_stride = 0;  ///< >= batch (intermediate with K > 1)
-
-  /// Slot addressing: `state` is the pool.
-  std::int64_t slot_stride = 0;  ///< >= the elements a tile spans
-  std::int32_t num_slots = 0;
-  const std::int32_t* read_slot = nullptr;   ///< [batch] int32, device memory
-  const std::int32_t* write_slot = nullptr;  ///< [batch][write_slot_stride] int32, device memory
-  std::int64_t write_slot_stride = 0;        ///< >= K (intermediate), >= 1 (window)
-
-  /// Window form: [batch] int32, device memory: the first history column of each sequence.
-  const std::int32_t* window_offset = nullptr;
-  /// The kernel path; automatic unless measuring or testing one of them.
-  Conv1dPath path = Conv1dPath::automatic;
+  friend auto operator<=>(const Conv1dUpdateSpec&, const Conv1dUpdateSpec&) = default;
+  /// The family's descriptor (library-internal: not exported).
+  static const detail::Family& family() noexcept;
 };
+
+/// The launch arguments (wyjit/conv1d_update.h): the same struct as C's.
+using Conv1dUpdateArgs = ::wyjit_conv1d_update_args;
 
 /// Checks `args` against `spec` and the data contract; throws Error(invalid_argument) naming
 /// the argument and its value. Touches no device memory and no driver.
-void check_conv1d_update_args(const KernelSpec& spec, const Conv1dUpdateArgs& args);
+WYJIT_API void check_conv1d_update_args(const Conv1dUpdateSpec& spec, const Conv1dUpdateArgs& args);
 
-/// Checks, then launches on `stream`. Allocates nothing and never synchronises, so it can be
-/// captured in a CUDA graph. The kernel must come from Jit::kernel for a conv1d_update spec.
-void launch_conv1d_update(const Kernel& kernel, const Conv1dUpdateArgs& args, CUstream stream);
+/// Checks, then launches on `stream` (the wide or the narrow kernel, as args.path and the size
+/// of the launch say). Allocates nothing and never synchronises, so it can be captured in a
+/// CUDA graph. The kernel must come from Jit::kernel for a conv1d_update spec.
+WYJIT_API void launch_conv1d_update(const Kernel& kernel, const Conv1dUpdateArgs& args,
+                                    CUstream stream);
 
 }  // namespace wyjit

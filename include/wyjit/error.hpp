@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "wyjit/export.h"
+
 namespace wyjit {
 
 /// What went wrong, coarse enough for a C status code.
@@ -21,11 +23,11 @@ enum class ErrorCode {
 };
 
 /// Printable name of an ErrorCode ("invalid_spec", ...).
-const char* to_string(ErrorCode code) noexcept;
+WYJIT_API const char* to_string(ErrorCode code) noexcept;
 
 /// Every error wyjit raises. `what()` carries the full message, with the
 /// offending values (argument names, sizes, the variant, compiler logs).
-class Error : public std::runtime_error {
+class WYJIT_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const noexcept { return code_; }

@@ -5,9 +5,12 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wyjit/spec.hpp"
@@ -15,7 +18,7 @@
 namespace wyjit {
 
 /// A compilation target: `sm_90` (cubin), `sm_90a` (cubin, arch-specific) or `compute_90` (PTX).
-struct Target {
+struct WYJIT_API Target {
   int arch = 90;               ///< compute capability * 10 + minor
   bool arch_specific = false;  ///< the `a` suffix
   bool ptx = false;            ///< emit PTX for `compute_XX` instead of a cubin
@@ -27,31 +30,50 @@ struct Target {
   friend bool operator==(const Target&, const Target&) = default;
 };
 
-/// What compiling one variant for one target produced.
+/// One kernel of a compiled variant: its role in the family (`verify`, `wide`, ...) and its
+/// mangled name inside the binary.
+struct CompiledRole {
+  std::string role;
+  std::string lowered_name;
+  friend bool operator==(const CompiledRole&, const CompiledRole&) = default;
+};
+
+/// What compiling one variant for one target produced: one binary holding every kernel of the
+/// variant, by role.
 struct CompiledKernel {
   KernelSpec spec;
   Target target;
   std::string key_hash;              ///< hex SHA-256 of the cache key text
-  std::string lowered_name;          ///< mangled kernel name inside the binary
+  std::vector<CompiledRole> roles;   ///< in the family's role order
   std::vector<std::uint8_t> binary;  ///< cubin or PTX (NUL-terminated text)
   bool from_disk = false;            ///< true when read from the disk cache
   std::string path;                  ///< cache entry path, empty for memory-only
 };
 
-/// A kernel loaded for use with the driver: valid in every context of the process.
-class Kernel {
+/// A variant loaded for use with the driver: one CUkernel per role, valid in every context of
+/// the process, on every device of the architecture it was loaded for (whose shared-memory
+/// attributes Jit::kernel set).
+class WYJIT_API Kernel {
  public:
+  static constexpr int kMaxRoles = 4;
+
   Kernel() = default;
-  /// NOTE: public so that tests and embedders can exercise launch guards without a GPU;
-  /// a null handle is refused at launch, after the guards.
-  Kernel(KernelSpec spec, CUkernel handle) : spec_(spec), handle_(handle) {}
+  /// `handles` in the family's role order. NOTE: public so that tests and embedders can
+  /// exercise launch guards without a GPU (Kernel(spec) has null handles); a null handle is
+  /// refused at launch, after the guards.
+  explicit Kernel(const KernelSpec& spec, std::span<const CUkernel> handles = {});
 
   const KernelSpec& spec() const noexcept { return spec_; }
-  CUkernel handle() const noexcept { return handle_; }
+  /// The kernel of role `role` (an index into the family's roles); null when not loaded.
+  CUkernel handle(int role) const noexcept {
+    return role >= 0 && role < kMaxRoles ? handles_[static_cast<std::size_t>(role)] : nullptr;
+  }
+  /// The family's role names, in order (e.g. {"wide", "narrow"}).
+  std::span<const std::string_view> roles() const noexcept;
 
  private:
   KernelSpec spec_{};
-  CUkernel handle_ = nullptr;
+  std::array<CUkernel, kMaxRoles> handles_{};
 };
 
 /// Counters an engine can read at any time (monotonic since the Jit was built). Every
@@ -78,7 +100,7 @@ struct JitCounters {
 /// How a Jit finds and stores binaries. from_env() fills it from the environment; a
 /// default-constructed one reads no environment, except that an empty cache_dir means the
 /// default root ($WYJIT_CACHE_DIR, else $XDG_CACHE_HOME/wyjit, else ~/.cache/wyjit).
-struct JitOptions {
+struct WYJIT_API JitOptions {
   /// Writable cache root; empty: the default root above.
   std::string cache_dir{};
   /// Keep binaries in memory only (no disk reads or writes).
@@ -118,15 +140,16 @@ struct CacheRootInfo {
 
 /// Owns the caches. Thread-safe: many threads may ask for kernels at once; a variant is
 /// compiled once (single flight per key) and a hit never waits on another key's compile.
-class Jit {
+class WYJIT_API Jit {
  public:
   explicit Jit(JitOptions options = JitOptions::from_env());
   ~Jit();
   Jit(const Jit&) = delete;
   Jit& operator=(const Jit&) = delete;
 
-  /// The kernel for `spec` on the current context's device, compiling or loading as needed.
-  /// Needs the CUDA driver and a current context.
+  /// The kernels of `spec` on the current context's device, compiling or loading as needed, with
+  /// their shared-memory attributes set on every device of the same architecture. Needs the
+  /// CUDA driver and a current context.
   Kernel kernel(const KernelSpec& spec);
 
   /// The binary for `spec` and `target`, from memory, disk or NVRTC. Never touches the driver.
@@ -146,6 +169,6 @@ class Jit {
 };
 
 /// The stamped CUDA source of a variant (what NVRTC compiles).
-std::string stamped_source(const KernelSpec& spec);
+WYJIT_API std::string stamped_source(const KernelSpec& spec);
 
 }  // namespace wyjit

@@ -7,26 +7,25 @@
  * Everything the C++ API does is here, behind opaque handles and plain structs:
  *
  * - a manager (wyjit_jit) that stamps, compiles (NVRTC), caches and loads kernel variants;
- * - variants as a plain struct (wyjit_spec) or by canonical name
- *   ("gdn_verify.k4.io_bf16.st_f32.strided.vk.d128");
- * - typed, checked, graph-capturable launches, one per family (wyjit_launch_gdn_verify,
- *   wyjit_launch_conv1d_update);
- * - a pointer-table stager for table addressing, for both families (wyjit_table_stager);
+ * - variants by canonical name ("gdn_verify.k4.io_bf16.st_f32.strided.vk.d128"), with the
+ *   families' fields described by the library (wyjit_family_field), so that no language
+ *   binding keeps a copy of them;
+ * - typed, checked, graph-capturable launches, one per family, declared in the family's header
+ *   (wyjit/gdn_verify.h, ...), which this header includes at its end: include wyjit.h;
+ * - a pointer-table stager for table addressing, for every family (wyjit_table_stager);
  * - counters, and precompiling a list of variants for a target without a GPU.
- *
- * The launches and the stager are declared in wyjit_launch.h, which this header includes at
- * its end: include wyjit.h.
  *
  * Conventions:
  *
  * - Every fallible function returns a wyjit_status. On anything but WYJIT_OK, the calling
  *   thread's wyjit_last_error() holds a message naming the argument and its value (or the
  *   compiler log, the variant, the driver error). No C++ exception ever crosses this API.
- * - Structs that may grow (wyjit_jit_options, wyjit_gdn_verify_args,
- *   wyjit_conv1d_update_args, wyjit_counters) start
- *   with `struct_size`; fill them with their *_init function (which sets it), then change the
- *   fields you need. A size this library does not know is refused with
- *   WYJIT_ERROR_INVALID_ARGUMENT, so a header/library mismatch is an error, not a crash.
+ * - Structs that may grow (wyjit_jit_options, the families' launch arguments, wyjit_counters,
+ *   wyjit_field_info) start with `struct_size`; fill them with their *_init function (which
+ *   sets it), then change the fields you need. A size this library does not know is refused
+ *   with WYJIT_ERROR_INVALID_ARGUMENT, so a header/library mismatch is an error, not a crash.
+ *   The launch argument structs are the C++ API's (wyjit::GdnVerifyArgs is
+ *   wyjit_gdn_verify_args).
  * - Enumerations are passed as int32_t fields holding the WYJIT_* constants below.
  * - Device pointers and streams are `void*`: a CUdeviceptr cast to a pointer, a CUstream or
  *   a cudaStream_t. A NULL stream is the legacy default stream.
@@ -44,38 +43,21 @@
 /** @name Version of this header. wyjit_version() reports the library's. */
 /** @{ */
 #define WYJIT_VERSION_MAJOR 0
-#define WYJIT_VERSION_MINOR 1
+#define WYJIT_VERSION_MINOR 2
 #define WYJIT_VERSION_PATCH 0
 /** MAJOR * 1000000 + MINOR * 1000 + PATCH, comparable with wyjit_version(). */
 #define WYJIT_VERSION \
   (WYJIT_VERSION_MAJOR * 1000000 + WYJIT_VERSION_MINOR * 1000 + WYJIT_VERSION_PATCH)
 /** @} */
 
-#if defined(__GNUC__)
-#define WYJIT_API __attribute__((visibility("default")))
-#else
-#define WYJIT_API
-#endif
+#include "wyjit/export.h"
+#include "wyjit/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ---- status and errors ------------------------------------------------------------------ */
-
-/** Result of every fallible call. The error values mirror wyjit::ErrorCode. */
-typedef enum wyjit_status {
-  WYJIT_OK = 0,
-  WYJIT_ERROR_INVALID_SPEC = 1,      /**< a spec field or canonical name is not allowed */
-  WYJIT_ERROR_INVALID_ARGUMENT = 2,  /**< a launch or API argument failed a check */
-  WYJIT_ERROR_COMPILE_FAILED = 3,    /**< NVRTC rejected the stamped source (log in message) */
-  WYJIT_ERROR_CACHE_IO = 4,          /**< the disk cache could not be read or written */
-  WYJIT_ERROR_CACHE_MISS_NO_JIT = 5, /**< no-JIT mode and no cached binary for the variant */
-  WYJIT_ERROR_DRIVER = 6,            /**< the CUDA driver is missing or returned an error */
-  WYJIT_ERROR_NVRTC = 7,             /**< an NVRTC call other than compilation failed */
-  WYJIT_ERROR_INTERNAL = 8,          /**< a wyjit bug, or the host ran out of memory */
-  WYJIT_STATUS_MAX_ENUM = 0x7fffffff /**< never returned: makes the type a 32-bit int */
-} wyjit_status;
 
 /** Printable name of a status ("ok", "invalid_spec", ...); "unknown" for other values. */
 WYJIT_API const char* wyjit_status_name(wyjit_status status);
@@ -109,71 +91,75 @@ enum {
 /** Sets the level of the process-wide "wyjit" logger (WYJIT_LOG_TRACE..WYJIT_LOG_OFF). */
 WYJIT_API wyjit_status wyjit_set_log_level(int32_t level);
 
-/* ---- kernel variants ------------------------------------------------------------------------ */
+/* ---- kernel variants ------------------------------------------------------------------------
+ * A variant crosses this API as its canonical name. The families and their fields are described
+ * by the library, so that a binding builds and checks names without a copy of the fields. */
 
+/** Number of kernel families. */
+WYJIT_API size_t wyjit_family_count(void);
+
+/** Name of family `index` (0..wyjit_family_count()-1), e.g. "gdn_verify"; NULL when out of range.
+ *  Static storage. */
+WYJIT_API const char* wyjit_family_name(size_t index);
+
+/** What kind of value a field holds (wyjit_field_info.kind). */
 enum {
-  WYJIT_FAMILY_GDN_VERIFY = 0,   /**< WY-form gated delta rule verify of K tokens */
-  WYJIT_FAMILY_CONV1D_UPDATE = 1 /**< K-token causal depthwise conv1d update */
+  WYJIT_FIELD_INTEGER = 0, /**< a number in [min, max], or one of `allowed` */
+  WYJIT_FIELD_CHOICE = 1,  /**< one of `choices` (its value is the index) */
+  WYJIT_FIELD_FLAG = 2     /**< on or off */
 };
-enum { WYJIT_DTYPE_F32 = 0, WYJIT_DTYPE_F16 = 1, WYJIT_DTYPE_BF16 = 2 };
-enum {
-  WYJIT_ADDRESSING_STRIDED = 0, /**< base pointers plus explicit strides */
-  WYJIT_ADDRESSING_TABLE = 1,   /**< device tables of per-sequence state pointers */
-  WYJIT_ADDRESSING_SLOT = 2     /**< one state pool indexed by int32 read/write slots */
-};
-enum {
-  WYJIT_LAYOUT_VK = 0, /**< a head's state is [dv][dk]: dk contiguous */
-  WYJIT_LAYOUT_KV = 1  /**< a head's state is [dk][dv]: dv contiguous */
-};
-enum {
-  WYJIT_ROLLBACK_INTERMEDIATE = 0, /**< conv1d_update writes the conv state after every token */
-  WYJIT_ROLLBACK_WINDOW = 1        /**< conv1d_update keeps the last W-1+K inputs */
-};
+
+/** One field of a family's spec (mirrors wyjit::FieldInfo). Every pointer is static storage. */
+typedef struct wyjit_field_info {
+  size_t struct_size; /**< sizeof(wyjit_field_info): set it before wyjit_family_field */
+  const char* name;   /**< identifier, e.g. "k", "io" */
+  const char* label;  /**< as messages name it, e.g. "K", "io dtype" */
+  int32_t kind;       /**< WYJIT_FIELD_* */
+  /** how the canonical name spells the value: prefix + number or choice ("k4", "io_bf16"; ""
+   *  spells the choice alone), or the word of a flag that is on */
+  const char* spelling;
+  const char* const* choices; /**< CHOICE: the names, by value */
+  size_t num_choices;
+  int32_t min;              /**< INTEGER: smallest allowed value */
+  int32_t max;              /**< INTEGER: largest allowed value */
+  const int32_t* allowed;   /**< INTEGER: the allowed values when num_allowed > 0 */
+  size_t num_allowed;
+  int32_t default_value;    /**< the value (CHOICE: index, FLAG: 0 or 1) when not given */
+  const char* standard;     /**< values of the standard matrix as `--set` spells them, or NULL */
+  const char* merged_spelling; /**< INTEGER: prefix when equal to the next field ("d"), or NULL */
+  const char* same_as; /**< CHOICE: a field whose name may stand for its value ("io"), or NULL */
+  const char* doc;             /**< one line */
+} wyjit_field_info;
+
+/** Number of fields of `family` (into *count). WYJIT_ERROR_INVALID_SPEC for an unknown family. */
+WYJIT_API wyjit_status wyjit_family_field_count(const char* family, size_t* count);
+
+/** Field `index` of `family` (in name order); `out->struct_size` must be set. */
+WYJIT_API wyjit_status wyjit_family_field(const char* family, size_t index,
+                                          wyjit_field_info* out);
 
 /**
- * One kernel variant: every compile-time choice (mirrors wyjit::KernelSpec). Each family uses
- * some of the fields; the others must keep their wyjit_spec_init values.
+ * The canonical name of the variant of `family` whose fields `fields[i]` have the values
+ * `values[i]` (as text: a number, a choice's name, "on"/"off", or for a choice with `same_as`
+ * that field's name, e.g. weight = "io") and every other field its default; validated.
+ * Text out (here and in every call that returns text into `buffer`): the text is written
+ * NUL-terminated into `buffer`; `*length` (when not NULL) receives its length without the NUL;
+ * buffer == NULL with size == 0 reports the length only; a buffer too small for length + 1 bytes
+ * is WYJIT_ERROR_INVALID_ARGUMENT and is left untouched.
+ * WYJIT_ERROR_INVALID_SPEC names a bad field or value.
  */
-typedef struct wyjit_spec {
-  int32_t family;       /**< WYJIT_FAMILY_* */
-  int32_t k;            /**< tokens verified per sequence, 1..32 */
-  int32_t io;           /**< WYJIT_DTYPE_* of q, k, v, out (and raw gating inputs) */
-  int32_t state;        /**< gdn_verify: WYJIT_DTYPE_* of the recurrent state */
-  int32_t addressing;   /**< WYJIT_ADDRESSING_* */
-  int32_t layout;       /**< gdn_verify: WYJIT_LAYOUT_* */
-  int32_t dk;           /**< gdn_verify: key head dim, 64, 128 or 256 */
-  int32_t dv;           /**< gdn_verify: value head dim, 64, 128 or 256 */
-  int32_t l2norm_qk;    /**< gdn_verify: 1 normalises q and k rows in the kernel; else 0 */
-  int32_t fused_gating; /**< gdn_verify: 1 computes g, beta from a, b, A_log, dt_bias; else 0 */
-  int32_t width;        /**< conv1d_update: filter width W, 2..8 */
-  int32_t weight;       /**< conv1d_update: WYJIT_DTYPE_* of weight and bias (io or f32) */
-  int32_t bias;         /**< conv1d_update: 1 adds a per-channel bias; else 0 */
-  int32_t silu;         /**< conv1d_update: 1 applies SiLU to the output; else 0 */
-  int32_t rollback;     /**< conv1d_update: WYJIT_ROLLBACK_* */
-} wyjit_spec;
+WYJIT_API wyjit_status wyjit_spec_build(const char* family, const char* const* fields,
+                                        const char* const* values, size_t count, char* buffer,
+                                        size_t size, size_t* length);
 
-/** The default variant: gdn_verify, K 4, io bf16, state f32, strided, vk, dk = dv = 128. */
-WYJIT_API void wyjit_spec_init(wyjit_spec* spec);
+/** WYJIT_OK when `name` is the canonical name of a variant this build supports; else
+ *  WYJIT_ERROR_INVALID_SPEC and why (the field, its value, what is allowed). */
+WYJIT_API wyjit_status wyjit_spec_validate(const char* name);
 
-/**
- * Parses a canonical name: `gdn_verify.kK.io_T.st_T.addressing.layout.dD[.l2norm][.gating]`
- * (`dkA.dvB` when the head dims differ) or
- * `conv1d_update.kK.io_T.wW.wt_T.rollback.addressing[.bias][.silu]`.
- * WYJIT_ERROR_INVALID_SPEC names the bad field.
- */
-WYJIT_API wyjit_status wyjit_spec_parse(const char* name, wyjit_spec* out);
-
-/**
- * Writes the canonical name of `spec` into `buffer` (NUL-terminated). `*length` (when not NULL)
- * receives the name's length without the NUL. With buffer == NULL and size == 0 only the length
- * is reported; a buffer too small for length + 1 bytes is WYJIT_ERROR_INVALID_ARGUMENT and
- * leaves it untouched.
- */
-WYJIT_API wyjit_status wyjit_spec_format(const wyjit_spec* spec, char* buffer, size_t size,
-                                         size_t* length);
-
-/** WYJIT_OK when this build supports the variant; else WYJIT_ERROR_INVALID_SPEC and why. */
-WYJIT_API wyjit_status wyjit_spec_validate(const wyjit_spec* spec);
+/** The value of `field` in the variant `name`, as text ("4", "bf16", "on"; text out as in
+ *  wyjit_spec_build). The family of a name is field "family". */
+WYJIT_API wyjit_status wyjit_spec_field(const char* name, const char* field, char* buffer,
+                                        size_t size, size_t* length);
 
 /* ---- the manager ----------------------------------------------------------------------------- */
 
@@ -246,34 +232,27 @@ WYJIT_API void wyjit_counters_init(wyjit_counters* counters);
 WYJIT_API wyjit_status wyjit_jit_get_counters(const wyjit_jit* jit, wyjit_counters* out);
 
 /**
- * Compiles `count` variants for `target` ("sm_90", "sm_90a" or "compute_90" for PTX) into the
+ * Compiles the `count` variants named `names` for `target` ("sm_90", "sm_90a" or "compute_90" for PTX) into the
  * caches, on `jobs` threads (<= 0: one per hardware thread). Needs no GPU and never touches the
  * driver. `statuses` (NULL, or `count` entries) receives each variant's status. Returns WYJIT_OK
  * when all succeed, else the first failure's status with every failure in wyjit_last_error().
  */
-WYJIT_API wyjit_status wyjit_precompile(wyjit_jit* jit, const wyjit_spec* specs, size_t count,
+WYJIT_API wyjit_status wyjit_precompile(wyjit_jit* jit, const char* const* names, size_t count,
                                         const char* target, int32_t jobs, wyjit_status* statuses);
 
 /* ---- kernels ------------------------------------------------------------------------------ */
 
-/** A loaded kernel variant. Owned by its manager: valid until wyjit_jit_destroy. */
-typedef struct wyjit_kernel wyjit_kernel;
-
 /**
- * The kernel for `spec` on the device of the calling thread's current CUDA context, compiling
- * or loading as needed (the first call per variant may take a while; later calls are cheap).
- * Call it once per variant and device, before capturing a graph. The same handle is returned
- * for the same variant on every device of one architecture.
+ * The kernels of the variant `name` on the device of the calling thread's current CUDA context,
+ * compiling or loading as needed (the first call per variant may take a while; later calls are
+ * cheap). Call it once per variant and device, before capturing a graph. The same handle is
+ * returned for the same variant on every device of one architecture.
  */
-WYJIT_API wyjit_status wyjit_jit_get_kernel(wyjit_jit* jit, const wyjit_spec* spec,
-                                            wyjit_kernel** out);
+WYJIT_API wyjit_status wyjit_jit_get_kernel(wyjit_jit* jit, const char* name, wyjit_kernel** out);
 
-/** wyjit_jit_get_kernel for a canonical name. */
-WYJIT_API wyjit_status wyjit_jit_get_kernel_by_name(wyjit_jit* jit, const char* name,
-                                                    wyjit_kernel** out);
-
-/** The variant of a kernel. */
-WYJIT_API wyjit_status wyjit_kernel_get_spec(const wyjit_kernel* kernel, wyjit_spec* out);
+/** The canonical name of a kernel's variant (text out as in wyjit_spec_build). */
+WYJIT_API wyjit_status wyjit_kernel_name(const wyjit_kernel* kernel, char* buffer, size_t size,
+                                         size_t* length);
 
 /* ---- device helpers ----------------------------------------------------------------------------
  * Small conveniences over the CUDA driver (loaded at run time) for programs that have no CUDA
@@ -304,11 +283,51 @@ WYJIT_API wyjit_status wyjit_memcpy_htod(void* device_dst, const void* host_src,
 /** Synchronous copy of `bytes` from device to host. */
 WYJIT_API wyjit_status wyjit_memcpy_dtoh(void* host_dst, const void* device_src, size_t bytes);
 
+/* ---- pointer tables ----------------------------------------------------------------------- */
+
+/**
+ * A fixed device buffer for the pointer tables of table addressing (wyjit::TableStager). Its
+ * address never changes, so a graph that captured a launch reading it stays valid when new
+ * tables are staged between replays. The tables are `writes` slabs of per-sequence pointers, S_b
+ * in slab 0 and the tile of write t in slab 1+t (wyjit/state_refs.h); make it for the tiles a
+ * sequence writes per launch (K for gdn_verify and conv1d_update's intermediate form, 1 for its
+ * window form).
+ */
+typedef struct wyjit_table_stager wyjit_table_stager;
+
+/** Allocates tables for `max_batch` sequences of `writes` tiles in the current context. */
+WYJIT_API wyjit_status wyjit_table_stager_create(int32_t writes, int32_t max_batch,
+                                                 wyjit_table_stager** out);
+
+/** Frees the buffer (in the context it was allocated in). NULL is ignored. */
+WYJIT_API void wyjit_table_stager_destroy(wyjit_table_stager* stager);
+
+/**
+ * Copies `states[b]` (S_b) and `inter[t][b]` (write t, t = 0..writes-2) for b < batch into the
+ * buffer, asynchronously on `stream`; entries batch..max_batch-1 become NULL. A NULL entry is
+ * padding, anywhere: a NULL states[b] makes the kernel skip sequence b whole (its inter[t][b] are
+ * ignored); a NULL inter[t][b] skips writing that tile only. The arrays `states`, and `inter`
+ * and each `inter[t]` when writes > 1, must be non-NULL (`inter` may be NULL when writes == 1),
+ * and batch in 1..max_batch; on any error nothing is copied. The host arrays must stay alive
+ * until the copy completes. Not allowed while `stream` is being captured: stage between
+ * replays, on the replay stream.
+ */
+WYJIT_API wyjit_status wyjit_table_stager_stage(wyjit_table_stager* stager, void* const* states,
+                                                void* const* const* inter, int32_t batch,
+                                                void* stream);
+
+/** The device tables, for wyjit_state_refs.tables (NULL for a NULL stager). */
+WYJIT_API void* const* wyjit_table_stager_tables(const wyjit_table_stager* stager);
+
+/** Entries per slab, for wyjit_state_refs.slab_stride (0 for a NULL stager). */
+WYJIT_API int64_t wyjit_table_stager_slab_stride(const wyjit_table_stager* stager);
+
 #ifdef __cplusplus
 }
 #endif
 
-/* The families' launch arguments, checks and launches, and the pointer-table stager. */
-#include "wyjit_launch.h"
+/* The families: each one's launch arguments, check and launch. */
+#include "wyjit/conv1d_update.h"
+#include "wyjit/gdn_verify.h"
 
 #endif /* WYJIT_WYJIT_H_ */

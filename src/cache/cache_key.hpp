@@ -9,7 +9,7 @@
 
 namespace wyjit::detail {
 
-inline constexpr int kKeySchemaVersion = 1;
+inline constexpr int kKeySchemaVersion = 2;
 
 struct CacheKey {
   std::string text;       ///< canonical multi-line key text (stored in the entry header)

@@ -19,6 +19,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// NOTE: the key text covers the name expressions of every role, so a mismatch here is an entry
+// written by something other than this library.
+bool same_roles(const std::vector<CompiledRole>& got, std::span<const std::string_view> roles) {
+  if (got.size() != roles.size()) return false;
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    if (got[i].role != roles[i] || got[i].lowered_name.empty()) return false;
+  }
+  return true;
+}
+
+std::string role_names(const std::vector<CompiledRole>& roles) {
+  std::string out;
+  for (const CompiledRole& r : roles) out += (out.empty() ? "" : ", ") + r.role;
+  return out.empty() ? "none" : out;
+}
+
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
@@ -62,6 +78,7 @@ LayeredCache::LayeredCache(const JitOptions& options) : options_(options) {
 }
 
 LayeredCache::Lookup LayeredCache::lookup(const Target& target, const CacheKey& key,
+                                          std::span<const std::string_view> roles,
                                           bool writable_only) const {
   Lookup result;
   for (const DiskCache& root : roots_) {
@@ -80,10 +97,11 @@ LayeredCache::Lookup LayeredCache::lookup(const Target& target, const CacheKey& 
       case EntryRead::Status::ok:
         break;
     }
-    if (read.entry.lowered_names.size() != 1) {
+    if (!same_roles(read.entry.roles, roles)) {
       ++result.corrupt;
-      logger().warn("cache entry '{}' holds {} kernel names, expected 1: ignoring it",
-                    path.string(), read.entry.lowered_names.size());
+      logger().warn("cache entry '{}' holds {} kernels ({}), expected {}: ignoring it",
+                    path.string(), read.entry.roles.size(), role_names(read.entry.roles),
+                    roles.size());
       continue;
     }
     if (&root == writable_) touch_entry(path);

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,9 +43,11 @@ class LayeredCache {
     std::optional<Hit> hit;
     std::size_t corrupt = 0;  ///< entries found unusable on the way (each logged)
   };
-  /// Searches every root in order (only the writable one when `writable_only`). A hit in the
-  /// writable root records its use (touch_entry) for the LRU bound. Never throws for I/O.
-  Lookup lookup(const Target& target, const CacheKey& key, bool writable_only) const;
+  /// Searches every root in order (only the writable one when `writable_only`) for an entry of
+  /// `key` holding the kernels `roles` (the family's, in order). A hit in the writable root
+  /// records its use (touch_entry) for the LRU bound. Never throws for I/O.
+  Lookup lookup(const Target& target, const CacheKey& key, std::span<const std::string_view> roles,
+                bool writable_only) const;
 
   struct KeyLock {
     FileLock lock;           ///< held() false when locks are off, failed or timed out

@@ -1,21 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Status codes, the thread-local last error, version, logging and spec conversions.
+// Status codes, the thread-local last error, version, logging, and variants by name with the
+// families' field tables.
 #include <spdlog/spdlog.h>
 
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "capi/capi_internal.hpp"
 #include "common/log.hpp"
+#include "spec/family.hpp"
 
 namespace wyjit::capi {
 
 namespace {
-
-// NOTE: wyjit_spec mirrors every KernelSpec field (to_cpp / to_c below); a new field must be
-// added there too, and in python/wyjit/_lib.py and tests/consumers/rust/src/main.rs.
-static_assert(sizeof(KernelSpec) == 52,
-              "KernelSpec changed: mirror it in wyjit_spec (include/wyjit/wyjit.h)");
 
 thread_local std::string t_last_error;
 
@@ -25,41 +24,6 @@ constexpr const char kVersionString[] = WYJIT_STR(WYJIT_VERSION_MAJOR) "." WYJIT
     WYJIT_VERSION_MINOR) "." WYJIT_STR(WYJIT_VERSION_PATCH);
 #undef WYJIT_STR
 #undef WYJIT_STR2
-
-[[noreturn]] void bad_field(const char* field, std::int32_t value, const char* allowed) {
-  throw Error(ErrorCode::invalid_spec, std::string("spec->") + field + " is " +
-                                           std::to_string(value) + ", allowed: " + allowed);
-}
-
-bool to_bool(const char* field, std::int32_t value) {
-  if (value != 0 && value != 1) bad_field(field, value, "0 or 1");
-  return value == 1;
-}
-
-DType to_dtype(const char* field, std::int32_t value) {
-  switch (value) {
-    case WYJIT_DTYPE_F32:
-      return DType::f32;
-    case WYJIT_DTYPE_F16:
-      return DType::f16;
-    case WYJIT_DTYPE_BF16:
-      return DType::bf16;
-    default:
-      bad_field(field, value, "0 (WYJIT_DTYPE_F32), 1 (WYJIT_DTYPE_F16), 2 (WYJIT_DTYPE_BF16)");
-  }
-}
-
-std::int32_t from_dtype(DType t) noexcept {
-  switch (t) {
-    case DType::f32:
-      return WYJIT_DTYPE_F32;
-    case DType::f16:
-      return WYJIT_DTYPE_F16;
-    case DType::bf16:
-      return WYJIT_DTYPE_BF16;
-  }
-  return -1;
-}
 
 }  // namespace
 
@@ -111,117 +75,16 @@ void require_struct_size(const char* type, std::size_t got, std::size_t expected
   }
 }
 
-KernelSpec to_cpp(const wyjit_spec& c) {
-  KernelSpec s;
-  switch (c.family) {
-    case WYJIT_FAMILY_GDN_VERIFY:
-      s.family = Family::gdn_verify;
-      break;
-    case WYJIT_FAMILY_CONV1D_UPDATE:
-      s.family = Family::conv1d_update;
-      break;
-    default:
-      bad_field("family", c.family, "0 (WYJIT_FAMILY_GDN_VERIFY), 1 (WYJIT_FAMILY_CONV1D_UPDATE)");
+void write_text(const std::string& text, char* buffer, std::size_t size, std::size_t* length) {
+  if (length != nullptr) *length = text.size();
+  if (buffer == nullptr && size == 0) return;
+  require(buffer, "buffer");
+  if (size <= text.size()) {
+    throw Error(ErrorCode::invalid_argument, "size is " + std::to_string(size) + " bytes, '" +
+                                                 text + "' needs " +
+                                                 std::to_string(text.size() + 1));
   }
-  s.k = c.k;
-  s.io = to_dtype("io", c.io);
-  s.state = to_dtype("state", c.state);
-  switch (c.addressing) {
-    case WYJIT_ADDRESSING_STRIDED:
-      s.addressing = Addressing::strided;
-      break;
-    case WYJIT_ADDRESSING_TABLE:
-      s.addressing = Addressing::table;
-      break;
-    case WYJIT_ADDRESSING_SLOT:
-      s.addressing = Addressing::slot;
-      break;
-    default:
-      bad_field("addressing", c.addressing,
-                "0 (WYJIT_ADDRESSING_STRIDED), 1 (WYJIT_ADDRESSING_TABLE), 2 "
-                "(WYJIT_ADDRESSING_SLOT)");
-  }
-  switch (c.layout) {
-    case WYJIT_LAYOUT_VK:
-      s.layout = Layout::vk;
-      break;
-    case WYJIT_LAYOUT_KV:
-      s.layout = Layout::kv;
-      break;
-    default:
-      bad_field("layout", c.layout, "0 (WYJIT_LAYOUT_VK), 1 (WYJIT_LAYOUT_KV)");
-  }
-  s.dk = c.dk;
-  s.dv = c.dv;
-  s.l2norm_qk = to_bool("l2norm_qk", c.l2norm_qk);
-  s.fused_gating = to_bool("fused_gating", c.fused_gating);
-  s.width = c.width;
-  s.weight = to_dtype("weight", c.weight);
-  s.bias = to_bool("bias", c.bias);
-  s.silu = to_bool("silu", c.silu);
-  switch (c.rollback) {
-    case WYJIT_ROLLBACK_INTERMEDIATE:
-      s.rollback = Rollback::intermediate;
-      break;
-    case WYJIT_ROLLBACK_WINDOW:
-      s.rollback = Rollback::window;
-      break;
-    default:
-      bad_field("rollback", c.rollback,
-                "0 (WYJIT_ROLLBACK_INTERMEDIATE), 1 (WYJIT_ROLLBACK_WINDOW)");
-  }
-  return s;
-}
-
-wyjit_spec to_c(const KernelSpec& s) noexcept {
-  wyjit_spec c{};
-  switch (s.family) {
-    case Family::gdn_verify:
-      c.family = WYJIT_FAMILY_GDN_VERIFY;
-      break;
-    case Family::conv1d_update:
-      c.family = WYJIT_FAMILY_CONV1D_UPDATE;
-      break;
-  }
-  c.k = s.k;
-  c.io = from_dtype(s.io);
-  c.state = from_dtype(s.state);
-  switch (s.addressing) {
-    case Addressing::strided:
-      c.addressing = WYJIT_ADDRESSING_STRIDED;
-      break;
-    case Addressing::table:
-      c.addressing = WYJIT_ADDRESSING_TABLE;
-      break;
-    case Addressing::slot:
-      c.addressing = WYJIT_ADDRESSING_SLOT;
-      break;
-  }
-  switch (s.layout) {
-    case Layout::vk:
-      c.layout = WYJIT_LAYOUT_VK;
-      break;
-    case Layout::kv:
-      c.layout = WYJIT_LAYOUT_KV;
-      break;
-  }
-  c.dk = s.dk;
-  c.dv = s.dv;
-  c.l2norm_qk = s.l2norm_qk ? 1 : 0;
-  c.fused_gating = s.fused_gating ? 1 : 0;
-  c.width = s.width;
-  c.weight = from_dtype(s.weight);
-  c.bias = s.bias ? 1 : 0;
-  c.silu = s.silu ? 1 : 0;
-  switch (s.rollback) {
-    case Rollback::intermediate:
-      c.rollback = WYJIT_ROLLBACK_INTERMEDIATE;
-      break;
-    case Rollback::window:
-      c.rollback = WYJIT_ROLLBACK_WINDOW;
-      break;
-  }
-  return c;
+  std::memcpy(buffer, text.c_str(), text.size() + 1);
 }
 
 }  // namespace wyjit::capi
@@ -278,40 +141,95 @@ wyjit_status wyjit_set_log_level(int32_t level) {
   });
 }
 
-void wyjit_spec_init(wyjit_spec* spec) {
-  if (spec != nullptr) *spec = wyjit::capi::to_c(wyjit::KernelSpec{});
+size_t wyjit_family_count(void) { return wyjit::detail::families().size(); }
+
+const char* wyjit_family_name(size_t index) {
+  const auto all = wyjit::detail::families();
+  // NOTE: the families' names are string literals (their descriptors), so NUL-terminated.
+  return index < all.size() ? all[index]->name().data() : nullptr;
 }
 
-wyjit_status wyjit_spec_parse(const char* name, wyjit_spec* out) {
-  return guarded("wyjit_spec_parse", [&] {
-    require(name, "name");
+wyjit_status wyjit_family_field_count(const char* family, size_t* count) {
+  return guarded("wyjit_family_field_count", [&] {
+    require(family, "family");
+    require(count, "count");
+    *count = wyjit::family_fields(family).size();
+    return WYJIT_OK;
+  });
+}
+
+wyjit_status wyjit_family_field(const char* family, size_t index, wyjit_field_info* out) {
+  return guarded("wyjit_family_field", [&] {
+    require(family, "family");
     require(out, "out");
-    *out = wyjit::capi::to_c(wyjit::parse_spec(name));
-    return WYJIT_OK;
-  });
-}
-
-wyjit_status wyjit_spec_format(const wyjit_spec* spec, char* buffer, size_t size, size_t* length) {
-  return guarded("wyjit_spec_format", [&] {
-    require(spec, "spec");
-    const std::string name = wyjit::format_spec(wyjit::capi::to_cpp(*spec));
-    if (length != nullptr) *length = name.size();
-    if (buffer == nullptr && size == 0) return WYJIT_OK;
-    require(buffer, "buffer");
-    if (size <= name.size()) {
+    wyjit::capi::require_struct_size("wyjit_field_info", out->struct_size,
+                                     sizeof(wyjit_field_info));
+    const auto fields = wyjit::family_fields(family);
+    if (index >= fields.size()) {
       throw wyjit::Error(wyjit::ErrorCode::invalid_argument,
-                         "size is " + std::to_string(size) + " bytes, the name '" + name +
-                             "' needs " + std::to_string(name.size() + 1));
+                         "index is " + std::to_string(index) + ", " + family + " has " +
+                             std::to_string(fields.size()) + " fields");
     }
-    std::memcpy(buffer, name.c_str(), name.size() + 1);
+    const wyjit::FieldInfo& f = fields[index];
+    static_assert(sizeof(int) == sizeof(int32_t), "allowed values are int32 in C");
+    *out = wyjit_field_info{
+        .struct_size = sizeof(wyjit_field_info),
+        .name = f.name,
+        .label = f.label,
+        .kind = static_cast<int32_t>(f.kind),
+        .spelling = f.spelling,
+        .choices = f.choices.data(),
+        .num_choices = f.choices.size(),
+        .min = f.min,
+        .max = f.max,
+        .allowed = reinterpret_cast<const int32_t*>(f.allowed.data()),
+        .num_allowed = f.allowed.size(),
+        .default_value = f.default_value,
+        .standard = f.standard,
+        .merged_spelling = f.merged_spelling,
+        .same_as = f.same_as,
+        .doc = f.doc,
+    };
     return WYJIT_OK;
   });
 }
 
-wyjit_status wyjit_spec_validate(const wyjit_spec* spec) {
+wyjit_status wyjit_spec_build(const char* family, const char* const* fields,
+                              const char* const* values, size_t count, char* buffer, size_t size,
+                              size_t* length) {
+  return guarded("wyjit_spec_build", [&] {
+    require(family, "family");
+    if (count > 0) {
+      require(fields, "fields");
+      require(values, "values");
+    }
+    std::vector<std::pair<std::string, std::string>> given;
+    for (size_t i = 0; i < count; ++i) {
+      require(fields[i], ("fields[" + std::to_string(i) + "]").c_str());
+      require(values[i], ("values[" + std::to_string(i) + "]").c_str());
+      given.emplace_back(fields[i], values[i]);
+    }
+    wyjit::capi::write_text(wyjit::format_spec(wyjit::make_spec(family, given)), buffer, size,
+                            length);
+    return WYJIT_OK;
+  });
+}
+
+wyjit_status wyjit_spec_validate(const char* name) {
   return guarded("wyjit_spec_validate", [&] {
-    require(spec, "spec");
-    wyjit::validate_spec(wyjit::capi::to_cpp(*spec));
+    require(name, "name");
+    wyjit::parse_spec(name);
+    return WYJIT_OK;
+  });
+}
+
+wyjit_status wyjit_spec_field(const char* name, const char* field, char* buffer, size_t size,
+                              size_t* length) {
+  return guarded("wyjit_spec_field", [&] {
+    require(name, "name");
+    require(field, "field");
+    wyjit::capi::write_text(wyjit::field_value(wyjit::parse_spec(name), field), buffer, size,
+                            length);
     return WYJIT_OK;
   });
 }

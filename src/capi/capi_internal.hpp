@@ -13,8 +13,8 @@
 #include <utility>
 
 #include "wyjit/error.hpp"
-#include "wyjit/gdn_verify.hpp"
 #include "wyjit/jit.hpp"
+#include "wyjit/table_stager.hpp"
 #include "wyjit/wyjit.h"
 
 struct wyjit_kernel {
@@ -25,14 +25,14 @@ struct wyjit_jit {
   explicit wyjit_jit(wyjit::JitOptions options) : jit(std::move(options)) {}
   wyjit::Jit jit;
   // NOTE: handles must outlive every call that returned them, so they live here, one per
-  // (variant, CUkernel): the same variant on devices of one architecture shares a handle.
+  // (variant, first CUkernel): the same variant on devices of one architecture shares a handle.
   std::mutex kernels_mutex;
   std::map<std::pair<wyjit::KernelSpec, std::uintptr_t>, std::unique_ptr<wyjit_kernel>> kernels;
 };
 
 struct wyjit_table_stager {
-  wyjit_table_stager(int k, int max_batch) : stager(k, max_batch) {}
-  wyjit::GdnTableStager stager;
+  wyjit_table_stager(int writes, int max_batch) : stager(writes, max_batch) {}
+  wyjit::TableStager stager;
 };
 
 namespace wyjit::capi {
@@ -59,32 +59,14 @@ wyjit_status guarded(const char* function, Body&& body) noexcept {
   }
 }
 
-/// Copies the state addressing fields (strided, table and slot), which the C and C++ launch
-/// argument structs of every family name alike.
-template <class From, class To>
-void copy_state_addressing(const From& c, To& a) {
-  a.state = c.state;
-  a.state_seq_stride = c.state_seq_stride;
-  a.inter = c.inter;
-  a.inter_seq_stride = c.inter_seq_stride;
-  a.inter_tok_stride = c.inter_tok_stride;
-  a.tables = c.tables;
-  a.slab_stride = c.slab_stride;
-  a.slot_stride = c.slot_stride;
-  a.num_slots = c.num_slots;
-  a.read_slot = c.read_slot;
-  a.write_slot = c.write_slot;
-  a.write_slot_stride = c.write_slot_stride;
-}
-
 /// Throws Error(invalid_argument) "`name` is NULL" when `p` is null.
 void require(const void* p, const char* name);
 
 /// Throws Error(invalid_argument) unless `got` is `expected` (a struct from another version).
 void require_struct_size(const char* type, std::size_t got, std::size_t expected);
 
-/// Throws Error(invalid_spec) naming the field and its value when an enumeration is out of range.
-KernelSpec to_cpp(const wyjit_spec& spec);
-wyjit_spec to_c(const KernelSpec& spec) noexcept;
+/// Writes `text` as the C API returns text (wyjit.h, wyjit_spec_build): NUL-terminated into
+/// `buffer`, its length into `*length`; throws Error(invalid_argument) when it does not fit.
+void write_text(const std::string& text, char* buffer, std::size_t size, std::size_t* length);
 
 }  // namespace wyjit::capi

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The manager through the C API: create/destroy, kernels, counters, precompile.
+// The manager through the C API: create/destroy, kernels, counters, precompile, and the table
+// stager.
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -21,7 +22,7 @@ static_assert(sizeof(wyjit::JitCounters) == 15 * 8,
               "JitCounters changed: mirror it in wyjit_counters (include/wyjit/wyjit.h)");
 
 wyjit_kernel* kernel_handle(wyjit_jit& jit, const wyjit::Kernel& kernel) {
-  const std::pair key{kernel.spec(), reinterpret_cast<std::uintptr_t>(kernel.handle())};
+  const std::pair key{kernel.spec(), reinterpret_cast<std::uintptr_t>(kernel.handle(0))};
   const std::lock_guard lock(jit.kernels_mutex);
   auto [it, inserted] = jit.kernels.try_emplace(key);
   if (inserted) {
@@ -161,22 +162,22 @@ wyjit_status wyjit_jit_get_counters(const wyjit_jit* jit, wyjit_counters* out) {
   });
 }
 
-wyjit_status wyjit_precompile(wyjit_jit* jit, const wyjit_spec* specs, size_t count,
+wyjit_status wyjit_precompile(wyjit_jit* jit, const char* const* names, size_t count,
                               const char* target, int32_t jobs, wyjit_status* statuses) {
   return guarded("wyjit_precompile", [&] {
     require(jit, "jit");
     require(target, "target");
-    if (count > 0) require(specs, "specs");
-    // Every spec is checked before anything is compiled or written.
+    if (count > 0) require(names, "names");
+    // Every name is checked before anything is compiled or written.
     const wyjit::Target parsed = wyjit::Target::parse(target);
     std::vector<wyjit::KernelSpec> cpp_specs;
     cpp_specs.reserve(count);
     for (std::size_t i = 0; i < count; ++i) {
       try {
-        cpp_specs.push_back(wyjit::capi::to_cpp(specs[i]));
-        wyjit::validate_spec(cpp_specs.back());
+        require(names[i], "name");
+        cpp_specs.push_back(wyjit::parse_spec(names[i]));
       } catch (const wyjit::Error& e) {
-        throw wyjit::Error(e.code(), "specs[" + std::to_string(i) + "]: " + e.what());
+        throw wyjit::Error(e.code(), "names[" + std::to_string(i) + "]: " + e.what());
       }
     }
     std::vector<Outcome> outcomes(count);
@@ -213,18 +214,8 @@ wyjit_status wyjit_precompile(wyjit_jit* jit, const wyjit_spec* specs, size_t co
   });
 }
 
-wyjit_status wyjit_jit_get_kernel(wyjit_jit* jit, const wyjit_spec* spec, wyjit_kernel** out) {
+wyjit_status wyjit_jit_get_kernel(wyjit_jit* jit, const char* name, wyjit_kernel** out) {
   return guarded("wyjit_jit_get_kernel", [&] {
-    require(jit, "jit");
-    require(spec, "spec");
-    require(out, "out");
-    *out = kernel_handle(*jit, jit->jit.kernel(wyjit::capi::to_cpp(*spec)));
-    return WYJIT_OK;
-  });
-}
-
-wyjit_status wyjit_jit_get_kernel_by_name(wyjit_jit* jit, const char* name, wyjit_kernel** out) {
-  return guarded("wyjit_jit_get_kernel_by_name", [&] {
     require(jit, "jit");
     require(name, "name");
     require(out, "out");
@@ -233,13 +224,41 @@ wyjit_status wyjit_jit_get_kernel_by_name(wyjit_jit* jit, const char* name, wyji
   });
 }
 
-wyjit_status wyjit_kernel_get_spec(const wyjit_kernel* kernel, wyjit_spec* out) {
-  return guarded("wyjit_kernel_get_spec", [&] {
+wyjit_status wyjit_kernel_name(const wyjit_kernel* kernel, char* buffer, size_t size,
+                               size_t* length) {
+  return guarded("wyjit_kernel_name", [&] {
     require(kernel, "kernel");
-    require(out, "out");
-    *out = wyjit::capi::to_c(kernel->kernel.spec());
+    wyjit::capi::write_text(wyjit::format_spec(kernel->kernel.spec()), buffer, size, length);
     return WYJIT_OK;
   });
+}
+
+wyjit_status wyjit_table_stager_create(int32_t writes, int32_t max_batch,
+                                       wyjit_table_stager** out) {
+  return guarded("wyjit_table_stager_create", [&] {
+    require(out, "out");
+    *out = new wyjit_table_stager(writes, max_batch);
+    return WYJIT_OK;
+  });
+}
+
+void wyjit_table_stager_destroy(wyjit_table_stager* stager) { delete stager; }
+
+wyjit_status wyjit_table_stager_stage(wyjit_table_stager* stager, void* const* states,
+                                      void* const* const* inter, int32_t batch, void* stream) {
+  return guarded("wyjit_table_stager_stage", [&] {
+    require(stager, "stager");
+    stager->stager.stage(states, inter, batch, static_cast<CUstream>(stream));
+    return WYJIT_OK;
+  });
+}
+
+void* const* wyjit_table_stager_tables(const wyjit_table_stager* stager) {
+  return stager == nullptr ? nullptr : stager->stager.device_tables();
+}
+
+int64_t wyjit_table_stager_slab_stride(const wyjit_table_stager* stager) {
+  return stager == nullptr ? 0 : stager->stager.slab_stride();
 }
 
 }  // extern "C"

@@ -107,18 +107,20 @@ std::vector<std::string> nvrtc_options(const Target& target) {
 }
 
 NvrtcResult nvrtc_compile(const std::string& source, const std::string& program_name,
-                          const std::string& name_expression, const Target& target,
+                          std::span<const std::string> name_expressions, const Target& target,
                           const std::string& variant) {
-  return nvrtc_compile_with(source, program_name, name_expression, target, variant,
+  return nvrtc_compile_with(source, program_name, name_expressions, target, variant,
                             nvrtc_options(target));
 }
 
 NvrtcResult nvrtc_compile_with(const std::string& source, const std::string& program_name,
-                               const std::string& name_expression, const Target& target,
+                               std::span<const std::string> name_expressions, const Target& target,
                                const std::string& variant,
                                const std::vector<std::string>& options) {
   ProgramHandle program = create_program(source, program_name);
-  WYJIT_NVRTC_CHECK(nvrtcAddNameExpression(program.get(), name_expression.c_str()));
+  for (const std::string& name : name_expressions) {
+    WYJIT_NVRTC_CHECK(nvrtcAddNameExpression(program.get(), name.c_str()));
+  }
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());
   const nvrtcResult compiled =
@@ -131,9 +133,11 @@ NvrtcResult nvrtc_compile_with(const std::string& source, const std::string& pro
                     nvrtcGetErrorString(compiled) + "\noptions: " + join_options(options) +
                     "\nlog:\n" + result.log);
   }
-  const char* lowered = nullptr;
-  WYJIT_NVRTC_CHECK(nvrtcGetLoweredName(program.get(), name_expression.c_str(), &lowered));
-  result.lowered_name = lowered;
+  for (const std::string& name : name_expressions) {
+    const char* lowered = nullptr;
+    WYJIT_NVRTC_CHECK(nvrtcGetLoweredName(program.get(), name.c_str(), &lowered));
+    result.lowered_names.emplace_back(lowered);
+  }
   std::size_t size = 0;
   if (target.ptx) {
     WYJIT_NVRTC_CHECK(nvrtcGetPTXSize(program.get(), &size));

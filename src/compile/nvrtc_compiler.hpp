@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// NVRTC: compile stamped source to a cubin or PTX, find the kernel by name expression.
+// NVRTC: compile stamped source to a cubin or PTX, find its kernels by name expression.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,7 @@ namespace wyjit::detail {
 
 struct NvrtcResult {
   std::vector<std::uint8_t> binary;  ///< cubin, or PTX text including its terminating NUL
-  std::string lowered_name;          ///< mangled name of the name expression
+  std::vector<std::string> lowered_names;  ///< mangled names, one per name expression
   std::string log;                   ///< compiler log (warnings), possibly empty
 };
 
@@ -21,14 +22,14 @@ std::vector<std::string> nvrtc_options(const Target& target);
 
 /// Compiles `source`; throws Error(compile_failed) carrying the log, the options and `variant`.
 NvrtcResult nvrtc_compile(const std::string& source, const std::string& program_name,
-                          const std::string& name_expression, const Target& target,
+                          std::span<const std::string> name_expressions, const Target& target,
                           const std::string& variant);
 
 /// nvrtc_compile with an explicit option list instead of nvrtc_options(target); `target` only
 /// picks cubin or PTX output. For benchmarks that compare option sets: a binary built this way
 /// does not match its cache key unless `options` is nvrtc_options(target).
 NvrtcResult nvrtc_compile_with(const std::string& source, const std::string& program_name,
-                               const std::string& name_expression, const Target& target,
+                               std::span<const std::string> name_expressions, const Target& target,
                                const std::string& variant, const std::vector<std::string>& options);
 
 /// "13.0 (<release line>; <build id>)": the version and the exact build, read once per process

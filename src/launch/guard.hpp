@@ -16,11 +16,11 @@ class Guard {
  public:
   /// `function` (a string literal) prefixes every message: "launch_gdn_verify(<variant>): ...".
   /// NOTE: nothing is formatted until a check fails: the launch path allocates nothing.
-  Guard(const char* function, const KernelSpec& spec) : function_(function), spec_(spec) {}
+  Guard(const char* function, const KernelSpec& spec) : function_(function), spec_(&spec) {}
 
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(ErrorCode::invalid_argument,
-                std::string(function_) + "(" + format_spec(spec_) + "): " + what);
+                std::string(function_) + "(" + format_spec(*spec_) + "): " + what);
   }
   void equal(const char* name, std::int64_t value, std::int64_t expected, const char* why) const {
     if (value != expected) {
@@ -64,22 +64,22 @@ class Guard {
     return "0x" + text;
   }
   const char* function_;
-  KernelSpec spec_;
+  const KernelSpec* spec_;
 };
 
-/// The intermediate states Hi_t(b), t < k-1, b < batch, at seq_stride*b + tok_stride*t must be
+/// The intermediate tiles, t < writes-1, b < batch, at seq_stride*b + tok_stride*t must be
 /// disjoint tiles of `tile` elements (either stride may be the outer one).
-inline void check_disjoint_inter_states(const Guard& guard, int batch, int k,
+inline void check_disjoint_inter_states(const Guard& guard, int batch, int writes,
                                         std::int64_t seq_stride, std::int64_t tok_stride,
                                         std::int64_t tile, const char* tile_why) {
-  const std::int64_t tokens = k - 1;
+  const std::int64_t tokens = writes - 1;
   const bool seq_outer = seq_stride >= tok_stride;
   const std::int64_t inner = seq_outer ? tok_stride : seq_stride;
   const std::int64_t outer = seq_outer ? seq_stride : tok_stride;
   const std::int64_t inner_count = seq_outer ? tokens : batch;
   const std::int64_t outer_count = seq_outer ? batch : tokens;
-  const char* inner_name = seq_outer ? "inter_tok_stride" : "inter_seq_stride";
-  const char* outer_name = seq_outer ? "inter_seq_stride" : "inter_tok_stride";
+  const char* inner_name = seq_outer ? "states.inter_tok_stride" : "states.inter_seq_stride";
+  const char* outer_name = seq_outer ? "states.inter_seq_stride" : "states.inter_tok_stride";
   if (inner_count > 1 || outer_count > 1) guard.at_least(inner_name, inner, tile, tile_why);
   if (outer_count > 1) {
     guard.at_least(outer_name, outer, inner * inner_count,

@@ -1,68 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
-// Canonical names of specs and their parts: format_spec / parse_spec.
+// Canonical names of specs, for every family from its field table: format_spec / parse_spec,
+// and the field-level access (field_value, make_spec) the C API and the CLI use.
 #include <charconv>
-#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "spec/family.hpp"
+#include "spec/field_values.hpp"
 #include "wyjit/error.hpp"
-#include "wyjit/spec.hpp"
 
 namespace wyjit {
 
-const char* to_string(Family f) noexcept {
-  switch (f) {
-    case Family::gdn_verify:
-      return "gdn_verify";
-    case Family::conv1d_update:
-      return "conv1d_update";
-  }
-  return "?";
-}
+using detail::Family;
 
 const char* to_string(DType t) noexcept {
-  switch (t) {
-    case DType::f32:
-      return "f32";
-    case DType::f16:
-      return "f16";
-    case DType::bf16:
-      return "bf16";
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(t);
+  return i < detail::kDTypeNames.size() ? detail::kDTypeNames[i] : "?";
 }
 
 const char* to_string(Addressing a) noexcept {
-  switch (a) {
-    case Addressing::strided:
-      return "strided";
-    case Addressing::table:
-      return "table";
-    case Addressing::slot:
-      return "slot";
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(a);
+  return i < detail::kAddressingNames.size() ? detail::kAddressingNames[i] : "?";
 }
 
 const char* to_string(Layout l) noexcept {
-  switch (l) {
-    case Layout::vk:
-      return "vk";
-    case Layout::kv:
-      return "kv";
-  }
-  return "?";
-}
-
-const char* to_string(Rollback r) noexcept {
-  switch (r) {
-    case Rollback::intermediate:
-      return "intermediate";
-    case Rollback::window:
-      return "window";
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(l);
+  return i < detail::kLayoutNames.size() ? detail::kLayoutNames[i] : "?";
 }
 
 int dtype_size(DType t) noexcept {
@@ -79,48 +43,37 @@ int dtype_size(DType t) noexcept {
 
 namespace {
 
-std::string format_gdn_verify(const KernelSpec& s) {
-  std::string name = std::string(to_string(s.family)) + ".k" + std::to_string(s.k) + ".io_" +
-                     to_string(s.io) + ".st_" + to_string(s.state) + "." + to_string(s.addressing) +
-                     "." + to_string(s.layout) + ".";
-  if (s.dk == s.dv) {
-    name += "d" + std::to_string(s.dk);
-  } else {
-    name += "dk" + std::to_string(s.dk) + ".dv" + std::to_string(s.dv);
-  }
-  if (s.l2norm_qk) name += ".l2norm";
-  if (s.fused_gating) name += ".gating";
-  return name;
-}
-
-std::string format_conv1d_update(const KernelSpec& s) {
-  std::string name = std::string(to_string(s.family)) + ".k" + std::to_string(s.k) + ".io_" +
-                     to_string(s.io) + ".w" + std::to_string(s.width) + ".wt_" +
-                     to_string(s.weight) + "." + to_string(s.rollback) + "." +
-                     to_string(s.addressing);
-  if (s.bias) name += ".bias";
-  if (s.silu) name += ".silu";
-  return name;
-}
+bool is_flag(const FieldInfo& f) { return f.kind == FieldKind::flag; }
 
 }  // namespace
 
-std::string format_spec(const KernelSpec& s) {
-  switch (s.family) {
-    case Family::gdn_verify:
-      return format_gdn_verify(s);
-    case Family::conv1d_update:
-      return format_conv1d_update(s);
+std::string format_spec(const KernelSpec& spec) {
+  const Family& family = detail::family_of(spec);
+  const auto fields = family.fields();
+  std::string name(family.name());
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const FieldInfo& f = fields[i];
+    const int v = family.get(spec, i);
+    if (is_flag(f)) {
+      if (v != 0) (name += '.') += f.spelling;
+      continue;
+    }
+    if (f.merged_spelling != nullptr && i + 1 < fields.size() && family.get(spec, i + 1) == v) {
+      (name += '.') += f.merged_spelling + std::to_string(v);
+      ++i;
+      continue;
+    }
+    (name += '.') += f.spelling + detail::value_text(family, i, v);
   }
-  return "?";
+  return name;
 }
 
 namespace {
 
-[[noreturn]] void reject(std::string_view name, std::string_view field, std::string_view got,
-                         std::string_view allowed) {
-  throw Error(ErrorCode::invalid_spec, "invalid variant name '" + std::string(name) +
-                                           "': " + std::string(field) + " is '" + std::string(got) +
+[[noreturn]] void reject_name(std::string_view name, std::string_view label, std::string_view got,
+                              std::string_view allowed) {
+  throw Error(ErrorCode::invalid_spec, "invalid variant name '" + std::string(name) + "': " +
+                                           std::string(label) + " is '" + std::string(got) +
                                            "', allowed: " + std::string(allowed));
 }
 
@@ -135,120 +88,182 @@ std::vector<std::string_view> split_dots(std::string_view text) {
   }
 }
 
-// Parses the decimal number after `prefix` in `part`; false when the shape does not match.
+// The decimal number after `prefix` in `part` (canonical: no sign, no leading zeros).
 bool parse_prefixed_int(std::string_view part, std::string_view prefix, int& value) {
   if (!part.starts_with(prefix) || part.size() == prefix.size()) return false;
   const std::string_view digits = part.substr(prefix.size());
-  if (digits.size() > 1 && digits[0] == '0') return false;  // canonical: no leading zeros
+  if (digits.size() > 1 && digits[0] == '0') return false;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   return ec == std::errc() && end == digits.data() + digits.size();
 }
 
-template <typename Enum, std::size_t N>
-bool parse_enum(std::string_view text, const Enum (&values)[N], Enum& out) {
-  for (Enum e : values) {
-    if (text == to_string(e)) {
-      out = e;
-      return true;
-    }
+// What a part of field `f` may look like, for messages: `k1..k32`, `io_f32, io_f16, io_bf16`.
+std::string spelled_allowed(const FieldInfo& f, const FieldInfo* next) {
+  const std::string p = f.spelling;
+  std::string out;
+  const auto add = [&](const std::string& item) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  };
+  if (f.kind == FieldKind::choice) {
+    for (const char* c : f.choices) add(p + c);
+    return out;
   }
-  return false;
-}
-
-constexpr Family kFamilies[] = {Family::gdn_verify, Family::conv1d_update};
-constexpr DType kDTypes[] = {DType::f32, DType::f16, DType::bf16};
-constexpr Addressing kAddressings[] = {Addressing::strided, Addressing::table, Addressing::slot};
-constexpr Layout kLayouts[] = {Layout::vk, Layout::kv};
-constexpr Rollback kRollbacks[] = {Rollback::intermediate, Rollback::window};
-
-using Parts = std::vector<std::string_view>;
-
-std::string_view part(const Parts& parts, std::size_t i) {
-  return i < parts.size() ? parts[i] : std::string_view();
-}
-
-void parse_dtype(std::string_view name, std::string_view text, std::string_view prefix,
-                 const char* field, const char* allowed, DType& out) {
-  if (!text.starts_with(prefix) || !parse_enum(text.substr(prefix.size()), kDTypes, out)) {
-    reject(name, field, text, allowed);
-  }
-}
-
-// Options after `next`, each at most once, in the order of `options`.
-void parse_options(std::string_view name, const Parts& parts, std::size_t next,
-                   std::initializer_list<std::pair<std::string_view, bool*>> options,
-                   std::string_view allowed) {
-  for (const auto& [option, flag] : options) {
-    if (next < parts.size() && parts[next] == option) {
-      *flag = true;
-      ++next;
-    }
-  }
-  if (next < parts.size()) reject(name, "option", parts[next], allowed);
-}
-
-// gdn_verify.kK.io_T.st_T.addressing.layout.dD[.l2norm][.gating]
-void parse_gdn_verify(std::string_view name, const Parts& parts, KernelSpec& s) {
-  parse_dtype(name, part(parts, 3), "st_", "state dtype", "st_f32, st_f16, st_bf16", s.state);
-  if (!parse_enum(part(parts, 4), kAddressings, s.addressing)) {
-    reject(name, "addressing", part(parts, 4), "strided, table, slot");
-  }
-  if (!parse_enum(part(parts, 5), kLayouts, s.layout)) {
-    reject(name, "layout", part(parts, 5), "vk, kv");
-  }
-  std::size_t next = 7;
-  if (parse_prefixed_int(part(parts, 6), "d", s.dk)) {
-    s.dv = s.dk;
-  } else if (parse_prefixed_int(part(parts, 6), "dk", s.dk) &&
-             parse_prefixed_int(part(parts, 7), "dv", s.dv)) {
-    next = 8;
+  if (f.allowed.empty()) {
+    out = p + std::to_string(f.min) + ".." + p + std::to_string(f.max);
   } else {
-    reject(name, "head dims", part(parts, 6), "dD (dk = dv = D) or dkA.dvB");
+    for (const int v : f.allowed) add(p + std::to_string(v));
   }
-  parse_options(name, parts, next, {{"l2norm", &s.l2norm_qk}, {"gating", &s.fused_gating}},
-                "l2norm, gating (at most once each, in that order)");
+  if (f.merged_spelling != nullptr && next != nullptr) {
+    out = std::string(f.merged_spelling) + "N (" + f.name + " = " + next->name + " = N) or " + p +
+          "A." + next->spelling + "B";
+  }
+  return out;
 }
 
-// conv1d_update.kK.io_T.wW.wt_T.rollback.addressing[.bias][.silu]
-void parse_conv1d_update(std::string_view name, const Parts& parts, KernelSpec& s) {
-  if (!parse_prefixed_int(part(parts, 3), "w", s.width)) {
-    reject(name, "width", part(parts, 3), "w2..w8");
+std::string family_list() {
+  std::string out;
+  for (const Family* f : detail::families()) {
+    if (!out.empty()) out += ", ";
+    out += f->name();
   }
-  parse_dtype(name, part(parts, 4), "wt_", "weight dtype", "wt_f32, wt_f16, wt_bf16", s.weight);
-  if (!parse_enum(part(parts, 5), kRollbacks, s.rollback)) {
-    reject(name, "rollback", part(parts, 5), "intermediate, window");
-  }
-  if (!parse_enum(part(parts, 6), kAddressings, s.addressing)) {
-    reject(name, "addressing", part(parts, 6), "strided, table, slot");
-  }
-  parse_options(name, parts, 7, {{"bias", &s.bias}, {"silu", &s.silu}},
-                "bias, silu (at most once each, in that order)");
+  return out;
 }
 
 }  // namespace
 
 KernelSpec parse_spec(std::string_view name) {
-  const Parts parts = split_dots(name);
-  KernelSpec s;
-  if (!parse_enum(part(parts, 0), kFamilies, s.family)) {
-    reject(name, "family", part(parts, 0), "gdn_verify, conv1d_update");
+  const std::vector<std::string_view> parts = split_dots(name);
+  const Family* family = detail::find_family(parts[0]);
+  if (family == nullptr) reject_name(name, "family", parts[0], family_list());
+  KernelSpec spec = family->make();
+  const auto fields = family->fields();
+  const auto part = [&](std::size_t i) { return i < parts.size() ? parts[i] : std::string_view(); };
+  std::size_t at = 1;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const FieldInfo& f = fields[i];
+    if (is_flag(f)) continue;
+    const std::string_view p = part(at);
+    const FieldInfo* next = i + 1 < fields.size() ? &fields[i + 1] : nullptr;
+    int v = 0;
+    if (f.kind == FieldKind::integer) {
+      if (parse_prefixed_int(p, f.spelling, v)) {
+        family->set(spec, i, v);
+      } else if (f.merged_spelling != nullptr && next != nullptr &&
+                 parse_prefixed_int(p, f.merged_spelling, v)) {
+        family->set(spec, i, v);
+        family->set(spec, i + 1, v);
+        ++i;
+      } else {
+        reject_name(name, f.label, p, spelled_allowed(f, next));
+      }
+    } else {
+      const std::string_view prefix = f.spelling;
+      bool found = false;
+      if (p.starts_with(prefix)) {
+        for (std::size_t c = 0; c < f.choices.size() && !found; ++c) {
+          if (p.substr(prefix.size()) == f.choices[c]) {
+            family->set(spec, i, static_cast<int>(c));
+            found = true;
+          }
+        }
+      }
+      if (!found) reject_name(name, f.label, p, spelled_allowed(f, next));
+    }
+    ++at;
   }
-  if (!parse_prefixed_int(part(parts, 1), "k", s.k)) reject(name, "K", part(parts, 1), "k1..k32");
-  parse_dtype(name, part(parts, 2), "io_", "io dtype", "io_f32, io_f16, io_bf16", s.io);
-  switch (s.family) {
-    case Family::gdn_verify:
-      parse_gdn_verify(name, parts, s);
-      break;
-    case Family::conv1d_update:
-      parse_conv1d_update(name, parts, s);
-      break;
+  std::string options;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (!is_flag(fields[i])) continue;
+    if (!options.empty()) options += ", ";
+    options += fields[i].spelling;
+    if (at < parts.size() && parts[at] == fields[i].spelling) {
+      family->set(spec, i, 1);
+      ++at;
+    }
   }
-  validate_spec(s);
+  if (at < parts.size()) {
+    reject_name(name, "option", parts[at],
+                options.empty() ? std::string("none")
+                                : options + " (at most once each, in that order)");
+  }
+  validate_spec(spec);
   // NOTE: a name that parses but is not canonical (e.g. "dk128.dv128") would give two names
   // for one variant; refuse it so names are unique.
-  if (format_spec(s) != name)
-    reject(name, "spelling", name, "the canonical name " + format_spec(s));
-  return s;
+  const std::string canonical = format_spec(spec);
+  if (canonical != name) reject_name(name, "spelling", name, "the canonical name " + canonical);
+  return spec;
+}
+
+std::string_view family_name(const KernelSpec& spec) noexcept {
+  return detail::family_of(spec).name();
+}
+
+std::vector<std::string_view> family_names() {
+  std::vector<std::string_view> names;
+  for (const Family* f : detail::families()) names.push_back(f->name());
+  return names;
+}
+
+namespace {
+
+const Family& family_named(std::string_view name) {
+  const Family* f = detail::find_family(name);
+  if (f == nullptr) {
+    throw Error(ErrorCode::invalid_spec,
+                "family is '" + std::string(name) + "', allowed: " + family_list());
+  }
+  return *f;
+}
+
+int field_named(const Family& family, std::string_view field) {
+  const int i = detail::field_index(family, field);
+  if (i < 0) {
+    std::string fields;
+    for (const FieldInfo& f : family.fields()) {
+      if (!fields.empty()) fields += ", ";
+      fields += f.name;
+    }
+    throw Error(ErrorCode::invalid_spec, std::string(family.name()) + " has no field '" +
+                                             std::string(field) + "'; its fields: " + fields);
+  }
+  return i;
+}
+
+}  // namespace
+
+std::span<const FieldInfo> family_fields(std::string_view family) {
+  return family_named(family).fields();
+}
+
+std::string field_value(const KernelSpec& spec, std::string_view field) {
+  const Family& family = detail::family_of(spec);
+  if (field == "family") return std::string(family.name());
+  const auto i = static_cast<std::size_t>(field_named(family, field));
+  return detail::value_text(family, i, family.get(spec, i));
+}
+
+KernelSpec make_spec(std::string_view family_text,
+                     std::span<const std::pair<std::string, std::string>> fields) {
+  const Family& family = family_named(family_text);
+  std::vector<std::vector<detail::FieldValue>> values(family.fields().size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = {detail::FieldValue{family.fields()[i].default_value, -1}};
+  }
+  for (const auto& [field, text] : fields) {
+    const auto i = static_cast<std::size_t>(field_named(family, field));
+    values[i] = {detail::parse_value(family, i, text)};
+  }
+  KernelSpec spec = family.make();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i][0].same_as < 0) family.set(spec, i, values[i][0].value);
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const int other = values[i][0].same_as;
+    if (other >= 0) family.set(spec, i, family.get(spec, static_cast<std::size_t>(other)));
+  }
+  validate_spec(spec);
+  return spec;
 }
 
 }  // namespace wyjit

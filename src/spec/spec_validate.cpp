@@ -1,86 +1,63 @@
 // SPDX-License-Identifier: Apache-2.0
-// What this build supports: validate_spec.
+// What this build supports: validate_spec, every field on its own (its FieldInfo), then the
+// family's checks across fields.
+#include <algorithm>
 #include <string>
 
+#include "spec/family.hpp"
+#include "spec/field_values.hpp"
 #include "wyjit/error.hpp"
-#include "wyjit/spec.hpp"
 
 namespace wyjit {
 
-namespace {
+namespace detail {
 
-// NOTE: the checks below pass plain values and build a message only on failure: validate_spec
-// runs on every Jit::kernel call, and a passing check must cost no string (nor allocation).
-[[noreturn, gnu::cold, gnu::noinline]] void reject(const KernelSpec& s, const std::string& field,
-                                                   const std::string& got,
-                                                   const std::string& allowed) {
-  throw Error(ErrorCode::invalid_spec, "invalid spec " + format_spec(s) + ": " + field + " is " +
-                                           got + ", allowed: " + allowed);
+void reject(const KernelSpec& spec, std::string_view label, std::string_view got,
+            std::string_view allowed) {
+  throw Error(ErrorCode::invalid_spec, "invalid spec " + format_spec(spec) + ": " +
+                                           std::string(label) + " is " + std::string(got) +
+                                           ", allowed: " + std::string(allowed));
 }
 
-bool is_supported_head_dim(int d) { return d == 64 || d == 128 || d == 256; }
+}  // namespace detail
 
-std::string text(int v) { return std::to_string(v); }
-std::string text(bool b) { return b ? "true" : "false"; }
-template <typename Enum>
-std::string text(Enum e) {
-  return to_string(e);
-}
-
-[[noreturn, gnu::cold, gnu::noinline]] void reject_non_default(const KernelSpec& s,
-                                                               const char* field,
-                                                               const std::string& got,
-                                                               const std::string& expected) {
-  reject(s, field, got,
-         expected + " (the default: " + to_string(s.family) + " does not use " + field + ")");
-}
-
-// A field the family does not use must keep its default, so that one variant has one spec.
-template <typename T>
-void require_default(const KernelSpec& s, const char* field, T got, T expected) {
-  if (got != expected) reject_non_default(s, field, text(got), text(expected));
-}
-
-void validate_gdn_verify(const KernelSpec& s) {
-  const KernelSpec d;
-  require_default(s, "width", s.width, d.width);
-  require_default(s, "weight", s.weight, d.weight);
-  require_default(s, "bias", s.bias, d.bias);
-  require_default(s, "silu", s.silu, d.silu);
-  require_default(s, "rollback", s.rollback, d.rollback);
-  if (!is_supported_head_dim(s.dk)) reject(s, "dk", std::to_string(s.dk), "64, 128, 256");
-  if (!is_supported_head_dim(s.dv)) reject(s, "dv", std::to_string(s.dv), "64, 128, 256");
-  // NOTE: every addressing mode, state dtype and option is built and GPU-tested.
-}
-
-void validate_conv1d_update(const KernelSpec& s) {
-  const KernelSpec d;
-  require_default(s, "state", s.state, d.state);
-  require_default(s, "layout", s.layout, d.layout);
-  require_default(s, "dk", s.dk, d.dk);
-  require_default(s, "dv", s.dv, d.dv);
-  require_default(s, "l2norm_qk", s.l2norm_qk, d.l2norm_qk);
-  require_default(s, "fused_gating", s.fused_gating, d.fused_gating);
-  if (s.width < 2 || s.width > 8) reject(s, "width", std::to_string(s.width), "2..8");
-  if (s.weight != s.io && s.weight != DType::f32) {
-    reject(s, "weight", to_string(s.weight),
-           std::string(to_string(s.io)) + " (the io dtype) or f32");
+// NOTE: the checks pass plain values and build a message only on failure: validate_spec runs on
+// every Jit::kernel call, and a passing check must cost no string (nor allocation).
+void validate_spec(const KernelSpec& spec) {
+  const detail::Family& family = detail::family_of(spec);
+  const auto fields = family.fields();
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const FieldInfo& f = fields[i];
+    const int v = family.get(spec, i);
+    bool ok = false;
+    switch (f.kind) {
+      case FieldKind::integer:
+        ok = f.allowed.empty() ? v >= f.min && v <= f.max
+                               : std::find(f.allowed.begin(), f.allowed.end(), v) != f.allowed.end();
+        break;
+      case FieldKind::choice:
+        ok = v >= 0 && static_cast<std::size_t>(v) < f.choices.size();
+        break;
+      case FieldKind::flag:
+        ok = v == 0 || v == 1;
+        break;
+    }
+    if (!ok) detail::reject(spec, f.label, std::to_string(v), detail::allowed_text(f));
   }
+  family.check(spec);
 }
 
-}  // namespace
-
-void validate_spec(const KernelSpec& s) {
-  if (s.k < 1 || s.k > 32) reject(s, "K", std::to_string(s.k), "1..32");
-  switch (s.family) {
-    case Family::gdn_verify:
-      validate_gdn_verify(s);
-      return;
-    case Family::conv1d_update:
-      validate_conv1d_update(s);
-      return;
+std::vector<KernelSpec> standard_matrix() {
+  std::vector<KernelSpec> specs;
+  for (const detail::Family* family : detail::families()) {
+    std::vector<std::vector<detail::FieldValue>> values;
+    for (std::size_t i = 0; i < family->fields().size(); ++i) {
+      values.push_back(detail::standard_values(*family, i));
+    }
+    const std::vector<KernelSpec> part = detail::product(*family, values);
+    specs.insert(specs.end(), part.begin(), part.end());
   }
-  reject(s, "family", std::to_string(static_cast<int>(s.family)), "gdn_verify, conv1d_update");
+  return specs;
 }
 
 }  // namespace wyjit

@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "spec/family.hpp"
 #include "stamp/embedded_sources.hpp"
 #include "wyjit/error.hpp"
 
@@ -39,101 +40,6 @@ void append_inlined(std::string_view name, std::set<std::string, std::less<>>& s
   }
 }
 
-const char* kernel_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return "float";
-    case DType::f16:
-      return "wyjit_kernels::Half";
-    case DType::bf16:
-      return "wyjit_kernels::Bf16";
-  }
-  return "?";
-}
-
-const char* kernel_layout(Layout l) {
-  switch (l) {
-    case Layout::vk:
-      return "wyjit_kernels::kLayoutVK";
-    case Layout::kv:
-      return "wyjit_kernels::kLayoutKV";
-  }
-  return "?";
-}
-
-const char* kernel_addressing(Addressing a) {
-  switch (a) {
-    case Addressing::strided:
-      return "wyjit_kernels::kAddrStrided";
-    case Addressing::table:
-      return "wyjit_kernels::kAddrTable";
-    case Addressing::slot:
-      return "wyjit_kernels::kAddrSlot";
-  }
-  return "?";
-}
-
-const char* conv_addressing(Addressing a) {
-  switch (a) {
-    case Addressing::strided:
-      return "wyjit_kernels::kConvAddrStrided";
-    case Addressing::table:
-      return "wyjit_kernels::kConvAddrTable";
-    case Addressing::slot:
-      return "wyjit_kernels::kConvAddrSlot";
-  }
-  return "?";
-}
-
-const char* conv_rollback(Rollback r) {
-  switch (r) {
-    case Rollback::intermediate:
-      return "wyjit_kernels::kRollbackIntermediate";
-    case Rollback::window:
-      return "wyjit_kernels::kRollbackWindow";
-  }
-  return "?";
-}
-
-const char* family_file(Family f) {
-  switch (f) {
-    case Family::gdn_verify:
-      return "gdn_verify.cuh";
-    case Family::conv1d_update:
-      return "conv1d_update.cuh";
-  }
-  return "?";
-}
-
-// The type of the kernel's one parameter, for the explicit instantiation.
-const char* params_type(Family f) {
-  switch (f) {
-    case Family::gdn_verify:
-      return "wyjit_kernels::GdnVerifyParams";
-    case Family::conv1d_update:
-      return "wyjit_kernels::Conv1dUpdateParams";
-  }
-  return "?";
-}
-
-std::string name_expression(const KernelSpec& s) {
-  switch (s.family) {
-    case Family::gdn_verify:
-      return "wyjit_kernels::gdn_verify_kernel<wyjit_kernels::GdnVerifyConfig<" +
-             std::to_string(s.k) + ", " + std::to_string(s.dk) + ", " + std::to_string(s.dv) +
-             ", " + kernel_type(s.io) + ", " + kernel_type(s.state) + ", " +
-             kernel_layout(s.layout) + ", " + kernel_addressing(s.addressing) + ", " +
-             (s.l2norm_qk ? "true" : "false") + ", " + (s.fused_gating ? "true" : "false") + "> >";
-    case Family::conv1d_update:
-      return "wyjit_kernels::conv1d_update_kernel<wyjit_kernels::Conv1dUpdateConfig<" +
-             std::to_string(s.k) + ", " + std::to_string(s.width) + ", " + kernel_type(s.io) +
-             ", " + kernel_type(s.weight) + ", " + conv_addressing(s.addressing) + ", " +
-             conv_rollback(s.rollback) + ", " + (s.bias ? "true" : "false") + ", " +
-             (s.silu ? "true" : "false") + "> >";
-  }
-  return "?";
-}
-
 }  // namespace
 
 std::string inline_kernel_file(std::string_view file) {
@@ -145,14 +51,19 @@ std::string inline_kernel_file(std::string_view file) {
 
 StampedSource stamp(const KernelSpec& spec) {
   validate_spec(spec);
+  const Family& family = family_of(spec);
+  const std::string variant = format_spec(spec);
   StampedSource result;
-  result.program_name = format_spec(spec) + ".cu";
-  result.name_expression = name_expression(spec);
-  result.text = "// wyjit stamped source for " + format_spec(spec) + "\n" +
-                inline_kernel_file(family_file(spec.family));
-  // NOTE: the only per-variant text: one explicit instantiation.
-  result.text += "\n// ---- variant\ntemplate __global__ void " + result.name_expression +
-                 "(const " + params_type(spec.family) + ");\n";
+  result.program_name = variant + ".cu";
+  result.text = "// wyjit stamped source for " + variant + "\n" +
+                inline_kernel_file(family.kernel_file());
+  // NOTE: the only per-variant text: one explicit instantiation per kernel role.
+  result.text += "\n// ---- variant\n";
+  for (std::size_t role = 0; role < family.roles().size(); ++role) {
+    result.name_expressions.push_back(family.name_expression(spec, role));
+    result.text += "template __global__ void " + result.name_expressions.back() + "(const " +
+                   std::string(family.params_type()) + ");\n";
+  }
   return result;
 }
 

@@ -100,7 +100,7 @@ void time_hits(const char* label, int threads, const std::function<void()>& look
 // followed by Jit::compile (the CPU part of a Jit::kernel hit).
 void bench_memory_hits() {
   Jit jit(JitOptions{.cache_dir = "", .disk_cache = false});
-  const KernelSpec spec{.k = 4, .io = DType::bf16};
+  const KernelSpec spec = GdnVerifySpec{.k = 4, .io = DType::bf16};
   jit.compile(spec, kSm90);
   const auto hit = [&] {
     if (jit.compile(spec, kSm90)->binary.empty()) std::abort();
@@ -119,7 +119,7 @@ void bench_memory_hits() {
 // a fresh Jit adds stamping the source and building the key.
 void bench_disk_hits() {
   TempDir dir;
-  const KernelSpec spec{.k = 8, .io = DType::bf16};
+  const KernelSpec spec = GdnVerifySpec{.k = 8, .io = DType::bf16};
   std::string path;
   {
     Jit jit(JitOptions{.cache_dir = dir.path.string()});

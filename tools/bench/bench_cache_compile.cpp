@@ -16,13 +16,16 @@ namespace wyjit::cache_bench {
 
 namespace {
 
-using Group = std::pair<Family, int>;  // (family, K)
+using Group = std::pair<std::string, int>;  // (family, K)
 
 // The standard matrix's variants with K in `ks`, by (family, K).
 std::map<Group, std::vector<KernelSpec>> matrix_groups(const std::vector<int>& ks) {
   std::map<Group, std::vector<KernelSpec>> groups;
   for (const KernelSpec& s : standard_matrix()) {
-    if (std::find(ks.begin(), ks.end(), s.k) != ks.end()) groups[{s.family, s.k}].push_back(s);
+    const int k = std::stoi(field_value(s, "k"));
+    if (std::find(ks.begin(), ks.end(), k) != ks.end()) {
+      groups[{std::string(family_name(s)), k}].push_back(s);
+    }
   }
   return groups;
 }
@@ -81,7 +84,7 @@ double matrix_median(const std::map<Group, std::vector<double>>& per_group,
 }
 
 std::string group_label(const Group& g) {
-  return fmt::format("{} K={}", g.first == Family::gdn_verify ? "gdn" : "conv1d", g.second);
+  return fmt::format("{} K={}", g.first, g.second);
 }
 
 }  // namespace
@@ -92,7 +95,7 @@ void bench_cold_compiles(const std::vector<int>& ks, int rounds) {
       "a fresh memory-only Jit; {} rounds, load average {:.1f}\n",
       rounds, load_average());
   std::map<Group, std::vector<Sample>> per_group;
-  std::map<Family, std::vector<Sample>> per_family;
+  std::map<std::string, std::vector<Sample>> per_family;
   std::vector<Sample> all;
   double first_wall = -1.0;
   double first_cpu = -1.0;
@@ -118,7 +121,7 @@ void bench_cold_compiles(const std::vector<int>& ks, int rounds) {
              "n", "wall med", "wall p90", "CPU med", "CPU p90");
   for (const auto& [group, samples] : per_group) print_row(group_label(group), samples);
   for (const auto& [family, samples] : per_family) {
-    print_row(fmt::format("{}, all K", to_string(family)), samples);
+    print_row(fmt::format("{}, all K", family), samples);
   }
   print_row("all", all);
   std::map<Group, std::vector<double>> wall, cpu;
@@ -164,7 +167,7 @@ void bench_nvrtc_ab(const std::vector<int>& ks, int rounds, const std::vector<st
       const auto compile = [&](const std::vector<std::string>& options, double& ms) {
         const double cpu0 = process_cpu_ms();
         detail::NvrtcResult r = detail::nvrtc_compile_with(
-            source.text, source.program_name, source.name_expression, kSm90, "ab", options);
+            source.text, source.program_name, source.name_expressions, kSm90, "ab", options);
         ms = process_cpu_ms() - cpu0;
         return r.binary;
       };

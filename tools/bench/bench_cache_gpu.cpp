@@ -43,7 +43,7 @@ void bench_disk_hit(const KernelSpec& spec, const Target& target, int reps) {
       const Kernel kernel = jit.kernel(spec);
       full_us.push_back(ns_between(t0, Clock::now()) / 1e3);
       const JitCounters c = jit.counters();
-      if (kernel.handle() == nullptr || c.disk_hits != 1 || c.compiles != 0 || c.loads != 1) {
+      if (kernel.handle(0) == nullptr || c.disk_hits != 1 || c.compiles != 0 || c.loads != 1) {
         throw std::runtime_error("bench_cache: expected one disk hit and one load, no compile");
       }
     }  // ~Jit unloads the library, outside the timing
@@ -60,7 +60,7 @@ void bench_disk_hit(const KernelSpec& spec, const Target& target, int reps) {
     const Clock::time_point t2 = Clock::now();
     WYJIT_CU_CHECK(cuLibraryLoadData(&library, read.entry.payload.data(), nullptr, nullptr, 0,
                                      nullptr, nullptr, 0));
-    WYJIT_CU_CHECK(cuLibraryGetKernel(&handle, library, read.entry.lowered_names.front().c_str()));
+    WYJIT_CU_CHECK(cuLibraryGetKernel(&handle, library, read.entry.roles.front().lowered_name.c_str()));
     WYJIT_CU_CHECK(cuKernelGetFunction(&function, handle));
     load_us.push_back(ns_between(t2, Clock::now()) / 1e3);
     driver().cuLibraryUnload(library);
@@ -77,7 +77,7 @@ void bench_kernel_memory_hits(int threads) {
   CUcontext context = nullptr;
   WYJIT_CU_CHECK(cuCtxGetCurrent(&context));
   Jit jit(JitOptions{.cache_dir = "", .disk_cache = false});
-  const KernelSpec spec{.k = 4, .io = DType::bf16};
+  const KernelSpec spec = GdnVerifySpec{.k = 4, .io = DType::bf16};
   jit.kernel(spec);
   constexpr int kBatch = 2000;
   constexpr int kBatches = 100;
@@ -93,7 +93,7 @@ void bench_kernel_memory_hits(int threads) {
         for (int b = 0; b < kBatches; ++b) {
           const Clock::time_point t0 = Clock::now();
           for (int i = 0; i < kBatch; ++i) {
-            if (jit.kernel(spec).handle() == nullptr) std::abort();
+            if (jit.kernel(spec).handle(0) == nullptr) std::abort();
           }
           out.push_back(ns_between(t0, Clock::now()) / kBatch);
         }
@@ -120,7 +120,7 @@ void bench_gpu(int reps) {
   fmt::print("GPU: {} (sm_{}{}), target {}, load average {:.1f}\n", device.name, device.major,
              device.minor, device.target.name(), load_average());
   for (const int k : {4, 17}) {
-    bench_disk_hit(KernelSpec{.k = k, .io = DType::bf16}, device.target, reps);
+    bench_disk_hit(GdnVerifySpec{.k = k, .io = DType::bf16}, device.target, reps);
   }
   bench_kernel_memory_hits(1);
   bench_kernel_memory_hits(8);

@@ -93,7 +93,8 @@ BenchDevice open_device() {
 
 Baselines load_baselines(const Target& target) {
   const detail::NvrtcResult r =
-      detail::nvrtc_compile(kBaselineSource, "bench_baselines.cu", "copy_f4", target, "bench");
+      detail::nvrtc_compile(kBaselineSource, "bench_baselines.cu", std::vector<std::string>{"copy_f4"},
+                            target, "bench");
   Baselines b;
   WYJIT_CU_CHECK(
       cuLibraryLoadData(&b.library, r.binary.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));

@@ -45,7 +45,7 @@ std::vector<std::string> split_names(const std::string& text) {
 }
 
 // Bytes one launch must move at least.
-std::size_t moved_bytes(const KernelSpec& s, std::size_t n, std::size_t channels) {
+std::size_t moved_bytes(const Conv1dUpdateSpec& s, std::size_t n, std::size_t channels) {
   const std::size_t io = static_cast<std::size_t>(dtype_size(s.io));
   const std::size_t wt = static_cast<std::size_t>(dtype_size(s.weight));
   const std::size_t K = static_cast<std::size_t>(s.k), H = static_cast<std::size_t>(s.width) - 1;
@@ -63,20 +63,20 @@ struct Context {
   double copy_gbs = 0;
   int channels = 0;
   int replays = 25;
-  Conv1dPath path = Conv1dPath::automatic;
+  std::int32_t path = WYJIT_CONV1D_PATH_AUTOMATIC;
   std::ofstream json;
 };
 
-Conv1dPath parse_path(const std::string& name) {
-  if (name == "auto") return Conv1dPath::automatic;
-  if (name == "wide") return Conv1dPath::wide;
-  if (name == "narrow") return Conv1dPath::narrow;
+std::int32_t parse_path(const std::string& name) {
+  if (name == "auto") return WYJIT_CONV1D_PATH_AUTOMATIC;
+  if (name == "wide") return WYJIT_CONV1D_PATH_WIDE;
+  if (name == "narrow") return WYJIT_CONV1D_PATH_NARROW;
   throw Error(ErrorCode::invalid_argument, "--path " + name + ": use auto, wide or narrow");
 }
 
 // One (variant, layout, N) point: the conv time and a copy of the same bytes, both graph-replayed.
 void bench_one(Context& ctx, const Kernel& kernel, const std::string& layout, int N) {
-  const KernelSpec& spec = kernel.spec();
+  const Conv1dUpdateSpec& spec = std::get<Conv1dUpdateSpec>(kernel.spec());
   const int K = spec.k;
   const bool window = spec.rollback == Rollback::window;
   const std::size_t io = static_cast<std::size_t>(dtype_size(spec.io));
@@ -120,7 +120,7 @@ void bench_one(Context& ctx, const Kernel& kernel, const std::string& layout, in
                                                               .slot_writes = window ? 1 : K,
                                                               .fill = 0.5f},
                                                    ctx.stream));
-    states.back()->apply(a);
+    a.states = states.back()->refs();
     if (window) {
       // Offset 1 every step: a window that accepted one token last time.
       const void* offsets = alloc(static_cast<std::size_t>(N) * 4, 0.0f);
@@ -209,7 +209,7 @@ int run(int argc, char** argv) {
   for (const std::string& variant : variants) {
     for (const std::string& layout : layouts) {
       for (const int K : ks) {
-        KernelSpec spec = parse_spec(variant);
+        Conv1dUpdateSpec spec = std::get<Conv1dUpdateSpec>(parse_spec(variant));
         spec.k = K;
         const Kernel kernel = jit.kernel(spec);
         for (const int N : ns) bench_one(ctx, kernel, layout, N);

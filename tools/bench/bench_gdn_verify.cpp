@@ -61,7 +61,7 @@ int run(int argc, char** argv) {
   std::printf("\n%-58s %4s %4s %9s %9s %7s %10s %8s %9s %9s\n", "variant", "N", "K", "verify_us",
               "floor_us", "%copy", "copyK_us", "x_copyK", "naive_us", "fanout_us");
   for (const int K : ks) {
-    KernelSpec spec = parse_spec(variant);
+    GdnVerifySpec spec = std::get<GdnVerifySpec>(parse_spec(variant));
     spec.k = K;
     const Kernel kernel = jit.kernel(spec);
     const std::size_t io = static_cast<std::size_t>(dtype_size(spec.io));
@@ -117,7 +117,7 @@ int run(int argc, char** argv) {
                                                                   .slot_writes = K,
                                                                   .fill = 0.01f},
                                                        stream));
-        states.back()->apply(a);
+        a.states = states.back()->refs();
       }
       const double verify_us = graph_us_per_call(
           stream, sets, replays, [&](int i) { launch_gdn_verify(kernel, args[i], stream); });
@@ -135,7 +135,7 @@ int run(int argc, char** argv) {
         fanout_us = graph_us_per_call(stream, sets, replays, [&](int i) {
           GdnVerifyArgs& a = args[i];
           int k_ = K, hv_ = HV;
-          void* p[] = {&a.state, &a.inter, &k_, &hv_};
+          void* p[] = {&a.states.state, &a.states.inter, &k_, &hv_};
           WYJIT_CU_CHECK(cuLaunchKernel(reinterpret_cast<CUfunction>(baselines.fanout),
                                         static_cast<unsigned>(N * HV * 8), 1, 1, 128, 1, 1, 0,
                                         stream, p, nullptr));
@@ -149,7 +149,7 @@ int run(int argc, char** argv) {
           int k_ = K, hk_ = HK, hv_ = HV;
           float scale = a.scale;
           void* p[] = {&a.q,     &a.k_in,  &a.v, &a.g, &a.beta, &a.out,
-                       &a.state, &a.inter, &k_,  &hk_, &hv_,    &scale};
+                       &a.states.state, &a.states.inter, &k_,  &hk_, &hv_,    &scale};
           WYJIT_CU_CHECK(cuLaunchKernel(reinterpret_cast<CUfunction>(baselines.naive),
                                         static_cast<unsigned>(N * HV), 1, 1, 128, 1, 1, 0, stream,
                                         p, nullptr));

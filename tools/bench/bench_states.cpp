@@ -38,7 +38,7 @@ BenchStates::BenchStates(Addressing addressing, const StateShape& shape, CUstrea
   if (inter_tiles > 0) inter_ = filled_buffer(batch * inter_tiles * tile_bytes, 0.0f);
   if (addressing != Addressing::table) return;
 
-  stager_ = std::make_unique<GdnTableStager>(shape.inter_tiles + 1, shape.batch);
+  stager_ = std::make_unique<TableStager>(shape.inter_tiles + 1, shape.batch);
   auto* const state = static_cast<char*>(state_->get());
   std::vector<void*> states(batch);
   std::vector<std::vector<void*>> inter(inter_tiles, std::vector<void*>(batch));

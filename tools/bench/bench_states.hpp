@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The state tiles of one benchmark launch in the variant's addressing (strided, table or slot),
-// for gdn_verify and conv1d_update alike: both families name their addressing fields the same.
+// for every family: each one's arguments hold the same state references (args.states).
 #pragma once
 
 #include <cuda.h>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "bench/bench_common.hpp"
-#include "wyjit/gdn_verify.hpp"
 #include "wyjit/spec.hpp"
+#include "wyjit/table_stager.hpp"
 
 namespace wyjit::bench {
 
@@ -31,7 +31,7 @@ struct StateShape {
 
 /// The tiles, laid out as the addressing needs them:
 /// - strided: S_b = state + b*tile, Hi_t(b) = inter + (b*inter_tiles + t)*tile;
-/// - table: the same tiles, behind a GdnTableStager (inter_tiles + 1 slabs);
+/// - table: the same tiles, behind a TableStager (inter_tiles + 1 slabs);
 /// - slot: a pool of batch*(1 + slot_writes) tiles; sequence b reads slot b and writes slots
 ///   batch + b*slot_writes + t.
 /// NOTE: the pointer tables and slot indices (<= 8 bytes per tile) are not counted in the
@@ -40,9 +40,9 @@ class BenchStates {
  public:
   BenchStates(Addressing addressing, const StateShape& shape, CUstream stream);
 
-  /// Sets the state fields of `a` (GdnVerifyArgs or Conv1dUpdateArgs) for the addressing.
-  template <typename Args>
-  void apply(Args& a) const {
+  /// The state references for the addressing.
+  StateRefs refs() const {
+    StateRefs a;
     const auto tile = static_cast<std::int64_t>(shape_.tile_elems);
     switch (addressing_) {
       case Addressing::strided:
@@ -67,6 +67,7 @@ class BenchStates {
         a.write_slot_stride = shape_.slot_writes;
         break;
     }
+    return a;
   }
 
  private:
@@ -74,7 +75,7 @@ class BenchStates {
   StateShape shape_;
   std::unique_ptr<Buffer> state_;
   std::unique_ptr<Buffer> inter_;
-  std::unique_ptr<GdnTableStager> stager_;
+  std::unique_ptr<TableStager> stager_;
   std::unique_ptr<Buffer> read_slot_;
   std::unique_ptr<Buffer> write_slot_;
   std::int32_t num_slots_ = 0;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <optional>
 #include <string>
@@ -21,39 +20,6 @@ namespace {
 [[noreturn]] void bad_value(const std::string& command, std::string_view option,
                             const std::string& value, std::string_view why) {
   throw UsageError(command, fmt::format("bad value '{}' for {}: {}", value, option, why));
-}
-
-// NOTE: the lists spell out every enumerator; the names come from the library's to_string,
-// so the CLI accepts exactly what format_spec prints.
-constexpr std::array kAllDTypes = {DType::f32, DType::f16, DType::bf16};
-constexpr std::array kAllLayouts = {Layout::vk, Layout::kv};
-constexpr std::array kAllAddressings = {Addressing::strided, Addressing::table, Addressing::slot};
-constexpr std::array kAllFamilies = {Family::gdn_verify, Family::conv1d_update};
-constexpr std::array kAllRollbacks = {Rollback::intermediate, Rollback::window};
-
-template <typename Enum, std::size_t N>
-std::string names_of(const std::array<Enum, N>& values) {
-  std::string out;
-  for (Enum v : values) {
-    if (!out.empty()) out += ", ";
-    out += to_string(v);
-  }
-  return out;
-}
-
-template <typename Enum, std::size_t N>
-std::vector<Enum> parse_enum_list(const std::string& command, const std::string& option,
-                                  const std::string& text, const std::array<Enum, N>& all) {
-  std::vector<Enum> out;
-  for (const std::string& item : split_list(command, option, text)) {
-    const auto* found =
-        std::find_if(all.begin(), all.end(), [&](Enum v) { return item == to_string(v); });
-    if (found == all.end()) {
-      bad_value(command, option, item, fmt::format("expected one of {}", names_of(all)));
-    }
-    if (std::find(out.begin(), out.end(), *found) == out.end()) out.push_back(*found);
-  }
-  return out;
 }
 
 }  // namespace
@@ -89,6 +55,10 @@ bool ArgReader::option(std::string_view name, std::string& value, std::string_vi
     return true;
   }
   return false;
+}
+
+bool ArgReader::next_is_value() const noexcept {
+  return pos_ + 1 < args_.size() && !args_[pos_ + 1].starts_with("-");
 }
 
 std::string ArgReader::positional() {
@@ -137,79 +107,6 @@ int parse_int(const std::string& command, const std::string& option, const std::
     bad_value(command, option, text, fmt::format("must be in {}..{}", min, max));
   }
   return value;
-}
-
-std::vector<int> parse_k_list(const std::string& command, const std::string& text) {
-  constexpr int kMinK = 1;
-  constexpr int kMaxK = 32;
-  std::vector<int> ks;
-  for (const std::string& item : split_list(command, "--k", text)) {
-    const std::size_t dash = item.find('-', 1);
-    if (dash == std::string::npos) {
-      ks.push_back(parse_int(command, "--k", item, kMinK, kMaxK));
-      continue;
-    }
-    const int lo = parse_int(command, "--k", item.substr(0, dash), kMinK, kMaxK);
-    const int hi = parse_int(command, "--k", item.substr(dash + 1), kMinK, kMaxK);
-    if (lo > hi) bad_value(command, "--k", item, "a range must run low-high");
-    for (int k = lo; k <= hi; ++k) ks.push_back(k);
-  }
-  std::sort(ks.begin(), ks.end());
-  ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
-  return ks;
-}
-
-std::vector<DType> parse_dtype_list(const std::string& command, const std::string& option,
-                                    const std::string& text) {
-  return parse_enum_list(command, option, text, kAllDTypes);
-}
-
-std::vector<Layout> parse_layout_list(const std::string& command, const std::string& text) {
-  return parse_enum_list(command, "--layout", text, kAllLayouts);
-}
-
-std::vector<Addressing> parse_addressing_list(const std::string& command, const std::string& text) {
-  return parse_enum_list(command, "--addressing", text, kAllAddressings);
-}
-
-std::vector<Family> parse_family_list(const std::string& command, const std::string& text) {
-  return parse_enum_list(command, "--family", text, kAllFamilies);
-}
-
-std::vector<Rollback> parse_rollback_list(const std::string& command, const std::string& text) {
-  return parse_enum_list(command, "--rollback", text, kAllRollbacks);
-}
-
-std::vector<bool> parse_switch_list(const std::string& command, const std::string& option,
-                                    const std::string& text) {
-  std::vector<bool> out;
-  for (const std::string& item : split_list(command, option, text)) {
-    if (item != "on" && item != "off") bad_value(command, option, item, "expected on or off");
-    const bool on = item == "on";
-    if (std::find(out.begin(), out.end(), on) == out.end()) out.push_back(on);
-  }
-  return out;
-}
-
-std::vector<int> parse_width_list(const std::string& command, const std::string& text) {
-  std::vector<int> widths;
-  for (const std::string& item : split_list(command, "--width", text)) {
-    const int w = parse_int(command, "--width", item, 2, 8);
-    if (std::find(widths.begin(), widths.end(), w) == widths.end()) widths.push_back(w);
-  }
-  return widths;
-}
-
-std::vector<int> parse_dim_list(const std::string& command, const std::string& option,
-                                const std::string& text) {
-  std::vector<int> dims;
-  for (const std::string& item : split_list(command, option, text)) {
-    const int d = parse_int(command, option, item, 1, 1 << 20);
-    if (d != 64 && d != 128 && d != 256)
-      bad_value(command, option, item, "expected 64, 128 or 256");
-    if (std::find(dims.begin(), dims.end(), d) == dims.end()) dims.push_back(d);
-  }
-  return dims;
 }
 
 std::uint64_t parse_bytes(const std::string& command, const std::string& option,

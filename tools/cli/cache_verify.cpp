@@ -91,9 +91,7 @@ Check check_entry(const detail::EntryFileInfo& info) {
   if (check.target && check.target->ptx != ptx_name) {
     return bad(fmt::format("a {} file for target {}", ptx_name ? ".ptx" : ".cubin", info.target));
   }
-  if (entry.lowered_names.size() != 1) {
-    return bad(fmt::format("{} kernel names, expected 1", entry.lowered_names.size()));
-  }
+  if (entry.roles.empty()) return bad("no kernels in the entry");
   if (!check.spec || !check.target) {
     check.kind = Check::Kind::stale;
     check.reason = "variant or target unknown to this build";

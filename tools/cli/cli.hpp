@@ -58,6 +58,8 @@ class ArgReader {
   /// True (and consumes it with its value) when the next argument is option `name` or
   /// `short_name` (e.g. `-j4`, `-j 4`). Throws UsageError when the value is missing.
   bool option(std::string_view name, std::string& value, std::string_view short_name = {});
+  /// True when an argument follows the next one and does not start with '-' (a value).
+  bool next_is_value() const noexcept;
   /// Consumes the next argument, which must be positional (not starting with '-').
   std::string positional();
 
@@ -73,27 +75,6 @@ class ArgReader {
 /// True when `args` asks for help (`--help` or `-h` anywhere).
 bool wants_help(std::span<const std::string> args);
 
-/// `1-17,32` -> {1..17, 32}, sorted and unique; every K in 1..32.
-std::vector<int> parse_k_list(const std::string& command, const std::string& text);
-/// `f32,bf16` -> {f32, bf16}, in the order given, duplicates dropped.
-std::vector<DType> parse_dtype_list(const std::string& command, const std::string& option,
-                                    const std::string& text);
-/// `vk,kv` -> {vk, kv}, in the order given, duplicates dropped.
-std::vector<Layout> parse_layout_list(const std::string& command, const std::string& text);
-/// `strided,table,slot` -> the modes, in the order given, duplicates dropped.
-std::vector<Addressing> parse_addressing_list(const std::string& command, const std::string& text);
-/// `64,128,256` -> head dims, in the order given, duplicates dropped; each 64, 128 or 256.
-std::vector<int> parse_dim_list(const std::string& command, const std::string& option,
-                                const std::string& text);
-/// `gdn_verify,conv1d_update` -> the families, in the order given, duplicates dropped.
-std::vector<Family> parse_family_list(const std::string& command, const std::string& text);
-/// `intermediate,window` -> the rollback forms, in the order given, duplicates dropped.
-std::vector<Rollback> parse_rollback_list(const std::string& command, const std::string& text);
-/// `on,off` -> {true, false}, in the order given, duplicates dropped.
-std::vector<bool> parse_switch_list(const std::string& command, const std::string& option,
-                                    const std::string& text);
-/// `3,4` -> conv1d filter widths, in the order given, duplicates dropped; each 2..8.
-std::vector<int> parse_width_list(const std::string& command, const std::string& text);
 /// `1073741824`, `512M`, `1G`, ... (binary multiples) -> bytes.
 std::uint64_t parse_bytes(const std::string& command, const std::string& option,
                           const std::string& text);

@@ -38,34 +38,14 @@ Targets:
 
 Variants: --all, or selectors. A selector not given takes the standard matrix's
 values for each family.
-  --all               the standard matrix: K 1-17 and every addressing mode this
-                      build supports for each family, and
-                      gdn_verify: io f32,f16,bf16, state f32, layout vk, d128;
-                      conv1d_update: io bf16, W 4, weights in the io dtype,
-                      SiLU, no bias, rollback intermediate and window
-  --family LIST       gdn_verify,conv1d_update (default: the families the
-                      family-only selectors below name, else both)
-Every family:
-  --k LIST            tokens per sequence, e.g. 1-17,32 (default 1-17)
-  --io LIST           io dtypes: f32,f16,bf16 (default: gdn_verify all three,
-                      conv1d_update bf16)
-  --addressing LIST   strided,table,slot (default every supported mode)
-gdn_verify only:
-  --state LIST        state dtypes: f32,f16,bf16 (default f32)
-  --layout LIST       state layouts: vk,kv (default vk)
-  --dk LIST           key head dims: 64,128,256 (default 128)
-  --dv LIST           value head dims: 64,128,256 (default 128)
-  --l2norm            variants that L2-normalise q and k in the kernel
-  --gating            variants with fused gating
-conv1d_update only:
-  --width LIST        filter widths, 2..8 (default 4)
-  --weight LIST       weight and bias dtype: io (the io dtype), f32 (default io)
-  --bias LIST         on,off: add a per-channel bias (default off)
-  --silu LIST         on,off: apply SiLU (default on)
-  --rollback LIST     intermediate,window (default both)
-A family-only selector without --family limits the matrix to its family; one
-for a family that --family leaves out is a usage error.
-
+  --all               the standard matrix (the "standard" values below)
+  --family LIST       the families to build (default: the families that have the
+                      fields the selectors name, when not every family has them;
+                      else every family)
+  --set FIELD=LIST    the values of a field, for every family that has it; also
+                      spelled --FIELD LIST (a flag alone, e.g. --l2norm, is on).
+                      LIST: comma-separated values, numbers also as ranges (1-17)
+A selector for a field no family of --family has is a usage error. The fields:
 Options:
   --cache-dir DIR     writable root (default: $WYJIT_CACHE_DIR, else
                       $XDG_CACHE_HOME/wyjit, else ~/.cache/wyjit)
@@ -127,7 +107,9 @@ std::vector<Job> make_jobs(const PrecompileOptions& opt) {
 
 int run_precompile(std::span<const std::string> args) {
   if (wants_help(args)) {
-    fmt::print("{}", kPrecompileHelp);
+    const std::string help = kPrecompileHelp;
+    const std::size_t at = help.find("Options:\n  --cache-dir");
+    fmt::print("{}{}\n{}", help.substr(0, at), selector_help(), help.substr(at));
     return kExitOk;
   }
   const PrecompileOptions opt = parse_precompile_options(args);

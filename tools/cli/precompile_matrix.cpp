@@ -1,180 +1,120 @@
 // SPDX-License-Identifier: Apache-2.0
 // `wyjit precompile`: which variants. Parses the command line and turns --all or the selectors
-// into specs, family by family.
+// into specs, family by family, from the families' field tables.
 #include "cli/precompile_matrix.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <iterator>
 #include <set>
 #include <string>
 #include <thread>
-#include <type_traits>
 #include <vector>
 
 #include "cli/cli.hpp"
+#include "spec/family.hpp"
+#include "spec/field_values.hpp"
+#include "wyjit/error.hpp"
 
 namespace wyjit::cli {
 
 namespace {
 
+using detail::Family;
+using detail::FieldValue;
+
 constexpr const char* kCommand = "precompile";
 
-std::vector<WeightChoice> parse_weight_list(const std::string& text) {
-  std::vector<WeightChoice> out;
-  for (const std::string& item : split_list(kCommand, "--weight", text)) {
-    WeightChoice choice = WeightChoice::io;
-    if (item == "io") {
-      choice = WeightChoice::io;
-    } else if (item == "f32") {
-      choice = WeightChoice::f32;
-    } else {
-      throw UsageError(kCommand, fmt::format("bad value '{}' for --weight: expected io (the io "
-                                             "dtype) or f32",
-                                             item));
-    }
-    if (std::find(out.begin(), out.end(), choice) == out.end()) out.push_back(choice);
-  }
-  return out;
-}
-
-std::string family_names(const std::vector<Family>& families) {
+std::string join(const std::vector<std::string>& items) {
   std::string out;
-  for (const Family f : families) out += fmt::format("{}{}", out.empty() ? "" : ",", to_string(f));
+  for (const std::string& s : items) out += (out.empty() ? "" : ",") + s;
   return out;
 }
 
-bool has(const std::vector<Family>& families, Family f) {
-  return std::find(families.begin(), families.end(), f) != families.end();
-}
-
-// The families of the standard matrix, in its order.
-std::vector<Family> standard_families(const std::vector<KernelSpec>& standard) {
-  std::vector<Family> families;
-  for (const KernelSpec& s : standard) {
-    if (!has(families, s.family)) families.push_back(s.family);
+// The families (in the standard order) that have field `field`.
+std::vector<std::string> families_with(const std::string& field) {
+  std::vector<std::string> out;
+  for (const Family* f : detail::families()) {
+    if (detail::field_index(*f, field) >= 0) out.emplace_back(f->name());
   }
-  return families;
+  return out;
 }
 
-// NOTE: every family-only selector must name a family that is built; a selector no family
-// takes would otherwise be dropped without a word.
+std::string selector_text(const FieldSelector& s) {
+  return s.values.empty() ? s.option : s.option + " " + s.values;
+}
+
+// The values of `s` for field `i` of `family`: UsageError naming the option on a bad one.
+std::vector<FieldValue> selector_values(const Family& family, std::size_t i,
+                                        const FieldSelector& s) {
+  try {
+    return detail::parse_value_list(family, i, s.values.empty() ? "on" : s.values);
+  } catch (const detail::FieldValueError& e) {
+    throw UsageError(kCommand,
+                     fmt::format("bad value '{}' for {}: {}", e.item(), s.option, e.reason()));
+  }
+}
+
+// NOTE: every selector must name a field of a family that is built; a selector no family takes
+// would otherwise be dropped without a word.
 void resolve_families(PrecompileOptions& opt) {
-  const std::vector<Family> standard = standard_families(standard_matrix());
+  std::vector<std::string> all;
+  for (const Family* f : detail::families()) all.emplace_back(f->name());
+  for (const FieldSelector& s : opt.selectors) {
+    if (families_with(s.field).empty()) {
+      throw UsageError(kCommand, fmt::format("{}: no family has a field '{}'", s.option, s.field));
+    }
+  }
   if (!opt.families.empty()) {
-    for (const FamilySelector& s : opt.family_selectors) {
-      if (has(opt.families, s.family)) continue;
-      const std::string given = s.value.empty() ? s.flag : s.flag + " " + s.value;
+    for (const FieldSelector& s : opt.selectors) {
+      const std::vector<std::string> have = families_with(s.field);
+      const bool built = std::any_of(have.begin(), have.end(), [&](const std::string& f) {
+        return std::find(opt.families.begin(), opt.families.end(), f) != opt.families.end();
+      });
+      if (built) continue;
       throw UsageError(kCommand,
                        fmt::format("{} selects {} variants, but --family is {}: add {} to "
                                    "--family, or drop {}",
-                                   given, to_string(s.family), family_names(opt.families),
-                                   to_string(s.family), s.flag));
+                                   selector_text(s), join(have), join(opt.families), join(have),
+                                   s.option));
     }
     return;
   }
-  for (const Family f : standard) {
-    const bool named = std::any_of(opt.family_selectors.begin(), opt.family_selectors.end(),
-                                   [&](const FamilySelector& s) { return s.family == f; });
-    if (named) opt.families.push_back(f);
+  // A selector of a field only some families have limits the matrix to those families.
+  std::set<std::string> named;
+  for (const FieldSelector& s : opt.selectors) {
+    const std::vector<std::string> have = families_with(s.field);
+    if (have.size() < all.size()) named.insert(have.begin(), have.end());
   }
-  if (opt.families.empty()) opt.families = standard;
+  for (const std::string& f : all) {
+    if (named.empty() || named.count(f) != 0) opt.families.push_back(f);
+  }
 }
 
-// `given` when a selector gave values, else the distinct values of `field` in `standard`.
-template <typename T, typename Field>
-std::vector<T> values_or_standard(const std::vector<T>& given,
-                                  const std::vector<KernelSpec>& standard, Field field) {
-  if (!given.empty()) return given;
-  std::vector<T> values;
-  for (const KernelSpec& s : standard) {
-    const T v = field(s);
-    if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
-  }
-  return values;
-}
-
-void append_gdn_verify(const PrecompileOptions& opt, const std::vector<KernelSpec>& standard,
-                       std::vector<KernelSpec>& specs) {
-  const auto ks = values_or_standard(opt.ks, standard, [](const KernelSpec& s) { return s.k; });
-  const auto ios = values_or_standard(opt.ios, standard, [](const KernelSpec& s) { return s.io; });
-  const auto states =
-      values_or_standard(opt.states, standard, [](const KernelSpec& s) { return s.state; });
-  const auto addressings = values_or_standard(opt.addressings, standard,
-                                              [](const KernelSpec& s) { return s.addressing; });
-  const auto layouts =
-      values_or_standard(opt.layouts, standard, [](const KernelSpec& s) { return s.layout; });
-  const auto dks = values_or_standard(opt.dks, standard, [](const KernelSpec& s) { return s.dk; });
-  const auto dvs = values_or_standard(opt.dvs, standard, [](const KernelSpec& s) { return s.dv; });
-  for (const DType io : ios) {
-    for (const DType state : states) {
-      for (const Addressing addressing : addressings) {
-        for (const Layout layout : layouts) {
-          for (const int dk : dks) {
-            for (const int dv : dvs) {
-              for (const int k : ks) {
-                specs.push_back({.family = Family::gdn_verify,
-                                 .k = k,
-                                 .io = io,
-                                 .state = state,
-                                 .addressing = addressing,
-                                 .layout = layout,
-                                 .dk = dk,
-                                 .dv = dv,
-                                 .l2norm_qk = opt.l2norm,
-                                 .fused_gating = opt.gating});
-              }
-            }
-          }
-        }
-      }
+std::vector<std::string> parse_family_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::vector<std::string> known;
+  for (const Family* f : detail::families()) known.emplace_back(f->name());
+  for (const std::string& item : split_list(kCommand, "--family", text)) {
+    if (std::find(known.begin(), known.end(), item) == known.end()) {
+      std::string allowed;
+      for (const std::string& k : known) allowed += (allowed.empty() ? "" : ", ") + k;
+      throw UsageError(kCommand, fmt::format("bad value '{}' for --family: expected one of {}",
+                                             item, allowed));
     }
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
   }
+  return out;
 }
 
-void append_conv1d_update(const PrecompileOptions& opt, const std::vector<KernelSpec>& standard,
-                          std::vector<KernelSpec>& specs) {
-  const auto ks = values_or_standard(opt.ks, standard, [](const KernelSpec& s) { return s.k; });
-  const auto ios = values_or_standard(opt.ios, standard, [](const KernelSpec& s) { return s.io; });
-  const auto addressings = values_or_standard(opt.addressings, standard,
-                                              [](const KernelSpec& s) { return s.addressing; });
-  const auto widths =
-      values_or_standard(opt.widths, standard, [](const KernelSpec& s) { return s.width; });
-  const auto weights = values_or_standard(opt.weights, standard, [](const KernelSpec& s) {
-    return s.weight == s.io ? WeightChoice::io : WeightChoice::f32;
-  });
-  const auto biases =
-      values_or_standard(opt.biases, standard, [](const KernelSpec& s) { return s.bias; });
-  const auto silus =
-      values_or_standard(opt.silus, standard, [](const KernelSpec& s) { return s.silu; });
-  const auto rollbacks =
-      values_or_standard(opt.rollbacks, standard, [](const KernelSpec& s) { return s.rollback; });
-  for (const DType io : ios) {
-    for (const int width : widths) {
-      for (const WeightChoice weight : weights) {
-        for (const Rollback rollback : rollbacks) {
-          for (const Addressing addressing : addressings) {
-            for (const bool bias : biases) {
-              for (const bool silu : silus) {
-                for (const int k : ks) {
-                  specs.push_back({.family = Family::conv1d_update,
-                                   .k = k,
-                                   .io = io,
-                                   .addressing = addressing,
-                                   .width = width,
-                                   .weight = weight == WeightChoice::io ? io : DType::f32,
-                                   .bias = bias,
-                                   .silu = silu,
-                                   .rollback = rollback});
-                }
-              }
-            }
-          }
-        }
-      }
-    }
+bool is_field(const std::string& name) { return !families_with(name).empty(); }
+
+bool is_flag_everywhere(const std::string& field) {
+  for (const Family* f : detail::families()) {
+    const int i = detail::field_index(*f, field);
+    if (i >= 0 && f->fields()[static_cast<std::size_t>(i)].kind != FieldKind::flag) return false;
   }
+  return true;
 }
 
 }  // namespace
@@ -185,10 +125,6 @@ PrecompileOptions parse_precompile_options(std::span<const std::string> args) {
   PrecompileOptions opt;
   bool custom = false;
   std::string value;
-  // A family-only selector: remembered with its value, checked against --family at the end.
-  const auto only = [&](Family family, std::string_view flag, const std::string& given) {
-    opt.family_selectors.push_back({std::string(flag), given, family});
-  };
   while (!reader.done()) {
     if (reader.option("--arch", value)) {
       for (const std::string& item : split_list(cmd, "--arch", value)) {
@@ -218,77 +154,69 @@ PrecompileOptions parse_precompile_options(std::span<const std::string> args) {
     }
     custom = true;
     if (reader.option("--family", value)) {
-      opt.families = parse_family_list(cmd, value);
-    } else if (reader.option("--k", value)) {
-      opt.ks = parse_k_list(cmd, value);
-    } else if (reader.option("--io", value)) {
-      opt.ios = parse_dtype_list(cmd, "--io", value);
-    } else if (reader.option("--addressing", value)) {
-      opt.addressings = parse_addressing_list(cmd, value);
-    } else if (reader.option("--state", value)) {
-      opt.states = parse_dtype_list(cmd, "--state", value);
-      only(Family::gdn_verify, "--state", value);
-    } else if (reader.option("--layout", value)) {
-      opt.layouts = parse_layout_list(cmd, value);
-      only(Family::gdn_verify, "--layout", value);
-    } else if (reader.option("--dk", value)) {
-      opt.dks = parse_dim_list(cmd, "--dk", value);
-      only(Family::gdn_verify, "--dk", value);
-    } else if (reader.option("--dv", value)) {
-      opt.dvs = parse_dim_list(cmd, "--dv", value);
-      only(Family::gdn_verify, "--dv", value);
-    } else if (reader.flag("--l2norm")) {
-      opt.l2norm = true;
-      only(Family::gdn_verify, "--l2norm", "");
-    } else if (reader.flag("--gating")) {
-      opt.gating = true;
-      only(Family::gdn_verify, "--gating", "");
-    } else if (reader.option("--width", value)) {
-      opt.widths = parse_width_list(cmd, value);
-      only(Family::conv1d_update, "--width", value);
-    } else if (reader.option("--weight", value)) {
-      opt.weights = parse_weight_list(value);
-      only(Family::conv1d_update, "--weight", value);
-    } else if (reader.option("--bias", value)) {
-      opt.biases = parse_switch_list(cmd, "--bias", value);
-      only(Family::conv1d_update, "--bias", value);
-    } else if (reader.option("--silu", value)) {
-      opt.silus = parse_switch_list(cmd, "--silu", value);
-      only(Family::conv1d_update, "--silu", value);
-    } else if (reader.option("--rollback", value)) {
-      opt.rollbacks = parse_rollback_list(cmd, value);
-      only(Family::conv1d_update, "--rollback", value);
-    } else {
-      reader.reject();
+      opt.families = parse_family_list(value);
+      continue;
     }
+    if (reader.option("--set", value)) {
+      const std::size_t eq = value.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw UsageError(cmd, fmt::format("bad value '{}' for --set: expected FIELD=VALUES", value));
+      }
+      const std::string field = value.substr(0, eq);
+      opt.selectors.push_back({"--set " + field, field, value.substr(eq + 1)});
+      continue;
+    }
+    // `--FIELD VALUES` spells `--set FIELD=VALUES`; a flag field may stand alone (on).
+    const std::string& next = reader.peek();
+    const std::string name = next.starts_with("--") ? next.substr(2, next.find('=') - 2) : "";
+    if (!name.empty() && is_field(name)) {
+      const std::string option = "--" + name;
+      const bool bare_flag = next.find('=') == std::string::npos && is_flag_everywhere(name) &&
+                             !reader.next_is_value();
+      if (bare_flag) {
+        reader.flag(option);
+        opt.selectors.push_back({option, name, ""});
+      } else if (reader.option(option, value)) {
+        opt.selectors.push_back({option, name, value});
+      }
+      continue;
+    }
+    reader.reject();
   }
   if (opt.all && custom) {
     throw UsageError(cmd, "--all is the standard matrix: drop it, or drop the selectors");
   }
   if (opt.targets.empty()) throw UsageError(cmd, "missing --arch (e.g. --arch sm_90)");
   if (opt.jobs == 0) opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Every value is checked now, before anything is compiled or written.
+  for (const FieldSelector& s : opt.selectors) {
+    for (const Family* f : detail::families()) {
+      const int i = detail::field_index(*f, s.field);
+      if (i >= 0) selector_values(*f, static_cast<std::size_t>(i), s);
+    }
+  }
   if (!opt.all) resolve_families(opt);
   return opt;
 }
 
 std::vector<KernelSpec> selected_specs(const PrecompileOptions& opt) {
-  const std::vector<KernelSpec> standard = standard_matrix();
-  if (opt.all) return standard;
+  if (opt.all) return standard_matrix();
   std::vector<KernelSpec> specs;
-  for (const Family family : opt.families) {
-    std::vector<KernelSpec> family_standard;
-    std::copy_if(standard.begin(), standard.end(), std::back_inserter(family_standard),
-                 [&](const KernelSpec& s) { return s.family == family; });
-    // NOTE: a family with no standard variant takes KernelSpec's defaults for what is not given.
-    if (family_standard.empty()) family_standard.push_back(KernelSpec{.family = family});
-    switch (family) {
-      case Family::gdn_verify:
-        append_gdn_verify(opt, family_standard, specs);
-        break;
-      case Family::conv1d_update:
-        append_conv1d_update(opt, family_standard, specs);
-        break;
+  for (const std::string& name : opt.families) {
+    const Family& family = *detail::find_family(name);
+    std::vector<std::vector<FieldValue>> values;
+    for (std::size_t i = 0; i < family.fields().size(); ++i) {
+      values.push_back(detail::standard_values(family, i));
     }
+    for (const FieldSelector& s : opt.selectors) {
+      const int i = detail::field_index(family, s.field);
+      if (i >= 0) {
+        values[static_cast<std::size_t>(i)] =
+            selector_values(family, static_cast<std::size_t>(i), s);
+      }
+    }
+    const std::vector<KernelSpec> part = detail::product(family, values);
+    specs.insert(specs.end(), part.begin(), part.end());
   }
   // NOTE: selector values can name one variant twice (`--io f32 --weight io,f32`); keep the
   // first, so that no variant is compiled or reported twice.
@@ -298,6 +226,42 @@ std::vector<KernelSpec> selected_specs(const PrecompileOptions& opt) {
     if (seen.insert(s).second) unique.push_back(s);
   }
   return unique;
+}
+
+// The standard values of a field as --set spells them, consecutive numbers as ranges (1-17).
+std::string standard_text(const Family& f, std::size_t i) {
+  std::vector<std::string> items;
+  const std::vector<FieldValue> values = detail::standard_values(f, i);
+  for (std::size_t at = 0; at < values.size(); ++at) {
+    const FieldValue& v = values[at];
+    if (v.same_as >= 0) {
+      items.emplace_back(f.fields()[static_cast<std::size_t>(v.same_as)].name);
+      continue;
+    }
+    std::size_t end = at;
+    while (f.fields()[i].kind == FieldKind::integer && end + 1 < values.size() &&
+           values[end + 1].same_as < 0 && values[end + 1].value == values[end].value + 1) {
+      ++end;
+    }
+    items.push_back(end > at + 1 ? fmt::format("{}-{}", v.value, values[end].value)
+                                 : detail::value_text(f, i, v.value));
+    if (end == at + 1) items.push_back(detail::value_text(f, i, values[end].value));
+    at = end;
+  }
+  return join(items);
+}
+
+std::string selector_help() {
+  std::string out;
+  for (const Family* f : detail::families()) {
+    out += fmt::format("{}:\n", f->name());
+    for (std::size_t i = 0; i < f->fields().size(); ++i) {
+      const FieldInfo& field = f->fields()[i];
+      out += fmt::format("  --{:<17} {}\n  {:<19} {}; standard: {}\n", field.name, field.doc, "",
+                         detail::allowed_text(field), standard_text(*f, i));
+    }
+  }
+  return out;
 }
 
 }  // namespace wyjit::cli
