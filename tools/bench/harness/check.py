@@ -29,6 +29,13 @@ def compare(x: Any, ref: Any) -> tuple[float, float]:
     return diff, diff / scale
 
 
+def with_final(res: dict[str, Any]) -> dict[str, Any]:
+    """Adds `final` (the state after the last token) where a result has per-token `states`."""
+    if "states" in res:
+        res = {**res, "final": res["states"][:, -1]}
+    return res
+
+
 def run(args: argparse.Namespace, fam: ModuleType) -> int:
     import torch
 
@@ -42,7 +49,7 @@ def run(args: argparse.Namespace, fam: ModuleType) -> int:
     failures = 0
     for p in fam.points(args):
         x = fam.make_inputs(p, args.seed)
-        ref = fam.reference(p, x)
+        ref = with_final(fam.reference(p, x))
         results: list[tuple[Any, dict[str, Any]]] = []
         print(f"{p.group} K={p.k} N={p.n}:")
         for r in runners:
@@ -55,7 +62,7 @@ def run(args: argparse.Namespace, fam: ModuleType) -> int:
                 bufs = bound.buffers(x)
                 bound(bufs)
                 torch.cuda.synchronize()
-                results.append((r, bound.readback(bufs)))
+                results.append((r, with_final(bound.readback(bufs))))
             except Exception as e:  # noqa: BLE001 - report every runner
                 print(f"  {r.label}: {type(e).__name__}: {e}")
                 if args.verbose:

@@ -138,7 +138,7 @@ def markdown(doc: dict[str, Any]) -> str:
         lines += _table(pts, labels, pct_cell, [])
     variants = {}
     for r in records:
-        if r["kind"] == "peer" or r["status"] == "ok":
+        if r["variant"]:
             variants.setdefault(r["label"], r["variant"])
     if variants:
         lines += ["", "## Runners", ""]

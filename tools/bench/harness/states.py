@@ -33,8 +33,9 @@ def arrange(addressing: str, initial: Any, writes: int, wyjit: Any) -> Tiles:
     n, tile = initial.shape[0], tuple(initial.shape[1:])
     if addressing in ("strided", "table"):
         state = initial.clone()
-        inter = (torch.empty((n, writes - 1, *tile), dtype=initial.dtype, device=initial.device)
-                 if writes > 1 else None)
+        inter = None
+        if writes > 1:
+            inter = torch.empty((n, writes - 1, *tile), dtype=initial.dtype, device=initial.device)
 
         def written() -> Any:
             last = state[:, None]
@@ -46,7 +47,9 @@ def arrange(addressing: str, initial: Any, writes: int, wyjit: Any) -> Tiles:
                 kwargs["inter"] = inter
             return Tiles(kwargs, written, [state, inter])
         stager = wyjit.TableStager(writes, n)
-        rows = [[inter[b, t] for b in range(n)] for t in range(writes - 1)] if inter is not None else None
+        rows = None
+        if inter is not None:
+            rows = [[inter[b, t] for b in range(n)] for t in range(writes - 1)]
         stager.stage([state[b] for b in range(n)], rows, stream=torch.cuda.current_stream())
         # NOTE: the stager copies its host arrays asynchronously; finish before they change.
         torch.cuda.synchronize()
@@ -55,7 +58,8 @@ def arrange(addressing: str, initial: Any, writes: int, wyjit: Any) -> Tiles:
         pool = torch.empty((n * (1 + writes), *tile), dtype=initial.dtype, device=initial.device)
         pool[:n] = initial
         read = torch.arange(n, dtype=torch.int32, device=initial.device)
-        write = (n + torch.arange(n * writes, dtype=torch.int32, device=initial.device)).view(n, writes)
+        write = n + torch.arange(n * writes, dtype=torch.int32, device=initial.device)
+        write = write.view(n, writes)
         return Tiles({"state": pool, "read_slot": read, "write_slot": write},
                      lambda: pool[n:].view(n, writes, *tile), [pool, read, write])
     raise ValueError(f"addressing {addressing!r}; known: {', '.join(ADDRESSING)}")

@@ -71,26 +71,31 @@ class CopyFloor:
         return nbytes / (self.best_gbs * 1e3)
 
 
+def _copy_rates(n: int, replays: int) -> tuple[float, Optional[float]]:
+    """(torch copy_ us, Triton copy us) of n float32 elements, graph-replayed."""
+    import torch
+
+    src = torch.empty(n, dtype=torch.float32, device="cuda").fill_(1.5)
+    dst = torch.empty_like(src)
+    torch_us = graph_time([lambda: dst.copy_(src)], replays).median_us
+    copy = _triton_copy()
+    if copy is None:
+        return torch_us, None
+    copy(src, dst)
+    return torch_us, graph_time([lambda: copy(src, dst)], replays).median_us
+
+
 def measure_copy_floor(gib: float, replays: int) -> CopyFloor:
     """torch copy_ of a `gib` GiB tensor and the Triton copy kernel on the same tensors, each
     graph-replayed; the faster one is the floor's rate."""
     import torch
 
     n = int(gib * GIB) // 16 * 4  # float32 elements, whole 16-byte words
-    src = torch.empty(n, dtype=torch.float32, device="cuda").fill_(1.5)
-    dst = torch.empty_like(src)
     nbytes = n * 4
-    t = graph_time([lambda: dst.copy_(src)], replays)
-    torch_gbs = 2 * nbytes / (t.median_us * 1e3)
-    triton_gbs = None
-    copy = _triton_copy()
-    if copy is not None:
-        copy(src, dst)
-        t = graph_time([lambda: copy(src, dst)], replays)
-        triton_gbs = 2 * nbytes / (t.median_us * 1e3)
-    del src, dst
-    torch.cuda.empty_cache()
-    return CopyFloor(nbytes, torch_gbs, triton_gbs)
+    torch_us, triton_us = _copy_rates(n, replays)
+    torch.cuda.empty_cache()  # the 2 x gib GiB went out of scope with _copy_rates
+    return CopyFloor(nbytes, 2 * nbytes / (torch_us * 1e3),
+                     None if triton_us is None else 2 * nbytes / (triton_us * 1e3))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,8 +116,8 @@ def rotated_copy(plan: Plan, replays: int) -> RotatedCopy:
     half = -(-plan.bytes_per_call // 2) // 16 * 16 or 16
     elems = half // 4
     pool = torch.empty(plan.sets * 2 * elems, dtype=torch.float32, device="cuda").fill_(0.5)
-    pairs = [(pool[(2 * i) * elems:(2 * i + 1) * elems], pool[(2 * i + 1) * elems:(2 * i + 2) * elems])
-             for i in range(plan.sets)]
+    halves = pool.view(plan.sets, 2, elems)
+    pairs = [(halves[i, 0], halves[i, 1]) for i in range(plan.sets)]
     t_torch = graph_time([lambda s=s, d=d: d.copy_(s) for s, d in
                           (pairs[i % plan.sets] for i in range(plan.calls))], replays)
     t_triton = None

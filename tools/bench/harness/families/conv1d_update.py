@@ -171,6 +171,13 @@ def tolerance(p: Point, key: str) -> float:
     return 1e-6  # state columns are copies of inputs
 
 
+def variant_name(p: Point, addressing: str) -> str:
+    """wyjit's canonical name (include/wyjit/conv1d_update.hpp):
+    `conv1d_update.kK.io_T.wW.wt_T.rollback.addressing[.bias][.silu]`."""
+    name = f"{NAME}.k{p.k}.io_{p.io}.w{p.width}.wt_{p.weight}.{p.rollback}.{addressing}"
+    return name + (".bias" if p.bias else "") + (".silu" if p.silu else "")
+
+
 class WyjitConv1d:
     kind = "wyjit"
 
@@ -186,17 +193,13 @@ class WyjitConv1d:
         wyjit = ctx.wyjit()
         if not hasattr(wyjit, "conv1d_update"):
             raise Unavailable("the wyjit package has no conv1d_update() yet")
-        spec = wyjit.Spec(family=NAME, k=p.k, io=p.io, width=p.width, weight=p.weight,
-                          bias=p.bias, silu=p.silu, rollback=p.rollback,
-                          addressing=self.addressing)
-        spec.validate()
-        return _WyjitBound(p, self, ctx.jit().kernel(spec), wyjit)
+        return _WyjitBound(p, self, ctx.jit().kernel(variant_name(p, self.addressing)), wyjit)
 
 
 class _WyjitBound:
     def __init__(self, p: Point, r: WyjitConv1d, kernel: Any, wyjit: Any):
         self.p, self.r, self.kernel, self.wyjit = p, r, kernel, wyjit
-        self.variant = kernel.spec.name
+        self.variant = str(kernel.spec)
         self.note = ""
 
     def buffers(self, x: Inputs) -> dict[str, Any]:

@@ -138,3 +138,22 @@ def test_cpu_modules_do_not_import_torch():
     import harness.run  # noqa: F401
     cli.parse_args(["--family", "conv1d_update"])
     assert "torch" not in sys.modules
+
+
+def test_wyjit_variant_names_follow_the_documented_grammar():
+    # The examples of include/wyjit/gdn_verify.hpp and conv1d_update.hpp.
+    assert gdn.variant_name(gdn.Point(k=4, n=1), "vk", "strided") == \
+        "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128.l2norm"
+    assert gdn.variant_name(gdn.Point(k=2, n=1, dk=64, gating="fused", state="bf16"), "kv", "slot") \
+        == "gdn_verify.k2.io_bf16.st_bf16.slot.kv.dk64.dv128.l2norm.gating"
+    assert conv.variant_name(conv.Point(k=4, n=1), "slot") == \
+        "conv1d_update.k4.io_bf16.w4.wt_bf16.window.slot.silu"
+    assert conv.variant_name(conv.Point(k=2, n=1, rollback="intermediate", bias=True,
+                                        weight="f32"), "strided") == \
+        "conv1d_update.k2.io_bf16.w4.wt_f32.intermediate.strided.bias.silu"
+
+
+def test_check_uses_small_points_by_default():
+    a = cli.parse_args(["--check"])
+    assert a.k == [1, 4, 16] and a.n == [1, 3]
+    assert cli.parse_args(["--check", "--k", "8"]).k == [8]
