@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // Embedding wyjit in a C++ engine: the example of docs/embedding.md, compiled and run by CTest.
-// Without a GPU it does everything up to the launch (spec, compile, cache) and says so.
+// Without a GPU it does everything up to the launch (spec, compile, cache, argument checks) and
+// says so.
 //
 //   embed [CACHE_DIR]
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <variant>
 #include <vector>
-#include <wyjit/error.hpp>
-#include <wyjit/gdn_verify.hpp>
-#include <wyjit/jit.hpp>
+#include <wyjit/wyjit.hpp>  // the whole C++ API
 
 #define CUDA_OK(call)                                                               \
   do {                                                                              \
@@ -61,13 +62,24 @@ int run(int argc, char** argv) {
   if (argc > 1) options.cache_dir = argv[1];
   wyjit::Jit jit(options);
 
-  // 2. The variant the engine needs: by canonical name, or as a typed KernelSpec.
+  // 2. The variant the engine needs: by its canonical name, or typed as its family's spec (the
+  //    fields not named keep their defaults: state f32, strided addressing, layout vk, d128).
   const wyjit::KernelSpec spec = wyjit::parse_spec("gdn_verify.k4.io_f32.st_f32.strided.vk.d128");
+  const wyjit::KernelSpec typed = wyjit::GdnVerifySpec{.k = kK, .io = wyjit::DType::f32};
+  if (typed != spec) return 1;
 
   // 3. Ahead of time, for a deployment target: needs no GPU (`wyjit precompile` does this).
   const auto compiled = jit.compile(spec, wyjit::Target::parse("sm_90"));
   std::printf("%s for sm_90: %zu bytes, %s\n", wyjit::format_spec(spec).c_str(),
               compiled->binary.size(), compiled->from_disk ? "from the disk cache" : "compiled");
+
+  // The launch's checks need no GPU either (an engine can check its shapes at start-up).
+  try {
+    wyjit::check_gdn_verify_args(std::get<wyjit::GdnVerifySpec>(spec), wyjit::GdnVerifyArgs{});
+    return 1;  // arguments left empty must be refused
+  } catch (const wyjit::Error& e) {
+    std::printf("refused as expected: %s\n", e.what());  // names the argument and its value
+  }
 
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -139,11 +151,14 @@ int run(int argc, char** argv) {
   args.v_stride = row;
   args.gb_stride = kHeads;
   args.o_stride = row;
-  args.state = d_state;  // S_b = state + b*state_seq_stride: read, then the final state written
-  args.state_seq_stride = tile;
-  args.inter = d_inter;  // Hi_t(b) = inter + b*inter_seq_stride + t*inter_tok_stride
-  args.inter_seq_stride = std::int64_t{kK - 1} * tile;
-  args.inter_tok_stride = tile;
+  // The states (wyjit/state_refs.h), strided: S_b = state + b*state_seq_stride is read, then
+  // overwritten by the final state; the state after token t < K-1 goes to
+  // inter + b*inter_seq_stride + t*inter_tok_stride.
+  args.states.state = d_state;
+  args.states.state_seq_stride = tile;
+  args.states.inter = d_inter;
+  args.states.inter_seq_stride = std::int64_t{kK - 1} * tile;
+  args.states.inter_tok_stride = tile;
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreate(&stream));
   wyjit::launch_gdn_verify(kernel, args, stream);  // a cudaStream_t is a CUstream

@@ -10,11 +10,13 @@
 #   run_consumer.sh rust PREFIX WORK_DIR         Rust via cargo --offline (no outside crates)
 #
 # Each consumer compiles a variant with NVRTC into a fresh cache; where a CUDA device exists it
-# also launches one verify and checks it. Exit status 77 (CTest: skipped) when the tool a
-# consumer needs (pkg-config, cargo) is missing.
+# also launches one verify and checks it. The C++ step also checks that the installed
+# libwyjit.so exports the public API and no wyjit::detail symbol. Exit status 77 (CTest:
+# skipped) when the tool a consumer needs (pkg-config, cargo) is missing.
 #
 # Environment: WYJIT_CONSUMER_PREFIX_PATH (':'-separated, passed on as CMAKE_PREFIX_PATH),
-# CUDAToolkit_ROOT, WYJIT_CONSUMER_CXX, WYJIT_CONSUMER_GENERATOR, CC (default cc).
+# CUDAToolkit_ROOT, WYJIT_CONSUMER_CXX, WYJIT_CONSUMER_GENERATOR, CC (default cc; the Rust
+# consumer's build.rs also compiles a C program with it, to check its struct layouts).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,6 +39,33 @@ lib_dir() {
   dirname "$found"
 }
 
+# libwyjit.so exports the public API only (hidden visibility): wyjit:: and wyjit_* symbols, never
+# wyjit::detail (the private classes may change in any release without a SONAME bump).
+check_exports() {
+  local lib="$1" symbols detail
+  command -v nm >/dev/null 2>&1 || {
+    echo "nm (binutils) is needed to check what $lib exports"
+    exit 1
+  }
+  # Captured first: see the note on ldd below.
+  symbols="$(nm -DC --defined-only "$lib")"
+  detail="$(grep -F 'wyjit::detail' <<<"$symbols" || true)"
+  if [[ -n "$detail" ]]; then
+    echo "$lib exports $(wc -l <<<"$detail") wyjit::detail symbols, e.g.:"
+    head -n 10 <<<"$detail"
+    exit 1
+  fi
+  # NOTE: the positive checks keep an empty or unreadable symbol list from passing.
+  for want in 'wyjit::parse_spec(' 'wyjit::Jit::kernel(' 'wyjit::launch_gdn_verify(' \
+    'wyjit_jit_create' 'wyjit_launch_gdn_verify' 'wyjit_family_field'; do
+    [[ "$symbols" == *"$want"* ]] || {
+      echo "$lib does not export $want"
+      exit 1
+    }
+  done
+  log "$lib: $(grep -c -F ' T ' <<<"$symbols") functions exported, none of wyjit::detail"
+}
+
 case "$kind" in
   install)
     build="$2"
@@ -47,7 +76,8 @@ case "$kind" in
       cat "$prefix.log"
       exit 1
     }
-    for f in include/wyjit/wyjit.h include/wyjit/jit.hpp bin/wyjit; do
+    for f in include/wyjit/wyjit.h include/wyjit/gdn_verify.h include/wyjit/conv1d_update.h \
+      include/wyjit/state_refs.h include/wyjit/wyjit.hpp include/wyjit/jit.hpp bin/wyjit; do
       [[ -e "$prefix/$f" ]] || {
         echo "missing after install: $prefix/$f"
         exit 1
@@ -84,6 +114,7 @@ case "$kind" in
       exit 1
     }
     cmake --build "$work/build" --parallel 2
+    check_exports "$(lib_dir "$prefix")/libwyjit.so"
     # The shared build must run on the installed library, not the build tree's.
     # ldd's output is captured first: under pipefail, `ldd | grep -q` fails at random when grep
     # exits on its first match and ldd dies of SIGPIPE (CI failed that way once).
@@ -105,7 +136,8 @@ case "$kind" in
     command -v "$cc" >/dev/null 2>&1 || skip "no C compiler ($cc)"
     rm -rf "$work"
     mkdir -p "$work"
-    export PKG_CONFIG_PATH="$(lib_dir "$prefix")/pkgconfig"
+    PKG_CONFIG_PATH="$(lib_dir "$prefix")/pkgconfig"
+    export PKG_CONFIG_PATH
     log "pkg-config wyjit $(pkg-config --modversion wyjit): $(pkg-config --cflags --libs wyjit)"
     # shellcheck disable=SC2046 # pkg-config output is a list of flags
     "$cc" -std=c99 -Wall -Wextra -Werror -pedantic $(pkg-config --cflags wyjit) \
@@ -122,8 +154,9 @@ case "$kind" in
     mkdir -p "$work"
     # NOTE: build a copy: cargo writes Cargo.lock next to Cargo.toml.
     cp -r "$here/rust" "$work/crate"
-    WYJIT_LIB_DIR="$(lib_dir "$prefix")" CARGO_TARGET_DIR="$work/target" \
-      RUSTFLAGS="-D warnings" cargo build --offline --quiet --manifest-path "$work/crate/Cargo.toml"
+    WYJIT_LIB_DIR="$(lib_dir "$prefix")" WYJIT_INCLUDE_DIR="$prefix/include" \
+      CARGO_TARGET_DIR="$work/target" RUSTFLAGS="-D warnings" \
+      cargo build --offline --quiet --manifest-path "$work/crate/Cargo.toml"
     "$work/target/debug/wyjit-consumer" "$work/cache"
     ;;
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A C program built against an installed wyjit through pkg-config, using only wyjit/wyjit.h:
- * parses and formats a spec, compiles the variant with NVRTC into a fresh cache (no GPU
- * needed), checks the errors the C API reports, and where a CUDA device exists launches one
- * small verify and checks it against a plain CPU loop.
+ * builds, checks and reads a variant's canonical name, compiles the variant with NVRTC into a
+ * fresh cache, checks launch arguments and the errors the C API reports (all of that needs no
+ * GPU), and where a CUDA device exists launches one small verify and checks it against a plain
+ * CPU loop.
  *
  *   consumer CACHE_DIR
  */
@@ -61,6 +62,57 @@ static double max_rel_err(const float* got, const double* want, int n) {
   return err / ref;
 }
 
+/* One strided launch of kVariant over the given buffers, HK = HV = 1. */
+static void verify_args(wyjit_gdn_verify_args* args, const void* q, const void* k, const void* v,
+                        const void* g, const void* beta, void* out, void* state, void* inter) {
+  wyjit_gdn_verify_args_init(args);
+  args->batch = kBatch;
+  args->num_k_heads = 1;
+  args->num_v_heads = 1;
+  args->k = kK;
+  args->dk = kD;
+  args->dv = kD;
+  args->scale = (float)(1.0 / sqrt((double)kD));
+  args->q = q;
+  args->k_in = k;
+  args->v = v;
+  args->g = (const float*)g;
+  args->beta = (const float*)beta;
+  args->out = out;
+  args->qk_stride = kD;
+  args->v_stride = kD;
+  args->gb_stride = 1;
+  args->o_stride = kD;
+  /* S_b = state + b*state_seq_stride, then the final state written there; the state after
+   * token t < K-1 at inter + b*inter_seq_stride + t*inter_tok_stride */
+  args->states.state = state;
+  args->states.state_seq_stride = kD * kD;
+  args->states.inter = inter;
+  args->states.inter_seq_stride = (kK - 1) * kD * kD;
+  args->states.inter_tok_stride = kD * kD;
+}
+
+/* The variant's launch checks without a GPU: good arguments pass, bad ones are named. */
+static void check_without_gpu(void) {
+  /* Host memory: the checks read the argument values only, never the memory. */
+  static float rows[kBatch * kK][kD], gates[kBatch * kK], tiles[kBatch * kK][kD * kD];
+  wyjit_gdn_verify_args args;
+  verify_args(&args, rows, rows, rows, gates, gates, rows, tiles[0], tiles[kBatch]);
+  CHECK(wyjit_check_gdn_verify(kVariant, &args));
+  args.states.inter_tok_stride = 1;
+  EXPECT(wyjit_check_gdn_verify(kVariant, &args) == WYJIT_ERROR_INVALID_ARGUMENT);
+  EXPECT(strstr(wyjit_last_error(), "inter_tok_stride") != NULL);
+  args.states.inter_tok_stride = kD * kD;
+  /* Another family's variant, and a struct of another size, are refused. */
+  EXPECT(wyjit_check_gdn_verify("conv1d_update.k4.io_bf16.w4.wt_bf16.window.slot.silu", &args) ==
+         WYJIT_ERROR_INVALID_ARGUMENT);
+  EXPECT(strstr(wyjit_last_error(), "conv1d_update") != NULL);
+  args.struct_size -= 8;
+  EXPECT(wyjit_check_gdn_verify(kVariant, &args) == WYJIT_ERROR_INVALID_ARGUMENT);
+  EXPECT(strstr(wyjit_last_error(), "struct_size") != NULL);
+  printf("launch checks: good arguments pass, bad ones are named\n");
+}
+
 static void* device_copy(const void* host, size_t bytes) {
   void* p = NULL;
   CHECK(wyjit_mem_alloc(bytes, &p));
@@ -79,6 +131,7 @@ static void launch_and_check(wyjit_jit* jit) {
   void *d_q, *d_k, *d_v, *d_g, *d_beta, *d_state, *d_inter, *d_out;
   wyjit_kernel* kernel = NULL;
   wyjit_gdn_verify_args args;
+  char name[128];
 
   for (r = 0; r < kRows; ++r) {
     unit_row(q[r], kD);
@@ -131,30 +184,11 @@ static void launch_and_check(wyjit_jit* jit) {
   d_inter = device_copy(inter, sizeof inter);
   d_out = device_copy(out, sizeof out);
 
-  CHECK(wyjit_jit_get_kernel_by_name(jit, kVariant, &kernel));
-  wyjit_gdn_verify_args_init(&args);
-  args.batch = kBatch;
-  args.num_k_heads = 1;
-  args.num_v_heads = 1;
-  args.k = kK;
-  args.dk = kD;
-  args.dv = kD;
-  args.scale = scale;
-  args.q = d_q;
-  args.k_in = d_k;
-  args.v = d_v;
-  args.g = (const float*)d_g;
-  args.beta = (const float*)d_beta;
-  args.out = d_out;
-  args.qk_stride = kD;
-  args.v_stride = kD;
-  args.gb_stride = 1;
-  args.o_stride = kD;
-  args.state = d_state;
-  args.state_seq_stride = kTile;
-  args.inter = d_inter;
-  args.inter_seq_stride = (kK - 1) * kTile;
-  args.inter_tok_stride = kTile;
+  CHECK(wyjit_jit_get_kernel(jit, kVariant, &kernel));
+  CHECK(wyjit_kernel_name(kernel, name, sizeof name, NULL));
+  EXPECT(strcmp(name, kVariant) == 0);
+  verify_args(&args, d_q, d_k, d_v, d_g, d_beta, d_out, d_state, d_inter);
+  EXPECT(args.scale == scale);
   CHECK(wyjit_launch_gdn_verify(kernel, &args, NULL));
   CHECK(wyjit_device_synchronize());
   CHECK(wyjit_memcpy_dtoh(out, d_out, sizeof out));
@@ -184,12 +218,19 @@ static void launch_and_check(wyjit_jit* jit) {
 }
 
 int main(int argc, char** argv) {
-  wyjit_spec spec;
+  static const char* const kFields[] = {"k", "io", "dk", "dv"};
+  static const char* const kValues[] = {"2", "f32", "64", "64"};
+  static const char* const kBadK[] = {"40"};
+  const char* names[1];
+  wyjit_status statuses[1] = {WYJIT_ERROR_INTERNAL};
   wyjit_jit_options options;
   wyjit_jit* jit = NULL;
   wyjit_counters counters;
+  wyjit_field_info field;
   char name[128];
+  size_t length = 0, count = 0, i;
   int32_t devices = 0;
+  int found = 0;
 
   if (argc != 2) {
     fprintf(stderr, "usage: %s CACHE_DIR\n", argv[0]);
@@ -199,22 +240,53 @@ int main(int argc, char** argv) {
          WYJIT_VERSION_MINOR, WYJIT_VERSION_PATCH);
   EXPECT(wyjit_version() == WYJIT_VERSION);
 
-  /* Spec names round-trip; a bad one is refused with the field named. */
-  CHECK(wyjit_spec_parse(kVariant, &spec));
-  EXPECT(spec.k == kK && spec.io == WYJIT_DTYPE_F32 && spec.dk == kD && spec.dv == kD);
-  CHECK(wyjit_spec_format(&spec, name, sizeof name, NULL));
+  /* The families, and one family's fields as the library describes them. */
+  for (i = 0; i < wyjit_family_count(); ++i) {
+    if (strcmp(wyjit_family_name(i), "gdn_verify") == 0) found = 1;
+  }
+  EXPECT(found && wyjit_family_name(wyjit_family_count()) == NULL);
+  CHECK(wyjit_family_field_count("gdn_verify", &count));
+  EXPECT(count > 2);
+  field.struct_size = sizeof field;
+  CHECK(wyjit_family_field("gdn_verify", 0, &field));
+  EXPECT(strcmp(field.name, "k") == 0 && field.kind == WYJIT_FIELD_INTEGER && field.min == 1);
+  CHECK(wyjit_family_field("gdn_verify", 1, &field));
+  EXPECT(strcmp(field.name, "io") == 0 && field.kind == WYJIT_FIELD_CHOICE);
+  EXPECT(field.default_value >= 0 && (size_t)field.default_value < field.num_choices);
+  printf("gdn_verify has %u fields; io is one of %u dtypes, default %s\n", (unsigned)count,
+         (unsigned)field.num_choices, field.choices[field.default_value]);
+  EXPECT(wyjit_family_field_count("gdn_replay_nope", &count) == WYJIT_ERROR_INVALID_SPEC);
+
+  /* A name from field values (the others at their defaults); text out asks for the length
+   * first; a bad name or value is refused with the field named. */
+  CHECK(wyjit_spec_build("gdn_verify", kFields, kValues, 4, NULL, 0, &length));
+  EXPECT(length == strlen(kVariant));
+  EXPECT(wyjit_spec_build("gdn_verify", kFields, kValues, 4, name, length, NULL) ==
+         WYJIT_ERROR_INVALID_ARGUMENT);
+  CHECK(wyjit_spec_build("gdn_verify", kFields, kValues, 4, name, sizeof name, NULL));
   EXPECT(strcmp(name, kVariant) == 0);
-  EXPECT(wyjit_spec_parse("gdn_verify.k40.io_f32.st_f32.strided.vk.d64", &spec) ==
+  CHECK(wyjit_spec_validate(kVariant));
+  CHECK(wyjit_spec_field(kVariant, "k", name, sizeof name, NULL));
+  EXPECT(strcmp(name, "2") == 0);
+  CHECK(wyjit_spec_field(kVariant, "family", name, sizeof name, NULL));
+  EXPECT(strcmp(name, "gdn_verify") == 0);
+  EXPECT(wyjit_spec_validate("gdn_verify.k40.io_f32.st_f32.strided.vk.d64") ==
          WYJIT_ERROR_INVALID_SPEC);
   EXPECT(strstr(wyjit_last_error(), "K is 40") != NULL);
+  EXPECT(wyjit_spec_build("gdn_verify", kFields, kBadK, 1, name, sizeof name, NULL) ==
+         WYJIT_ERROR_INVALID_SPEC);
+  EXPECT(strstr(wyjit_last_error(), "K is 40") != NULL);
+
+  check_without_gpu();
 
   /* NVRTC compile into a fresh cache: needs no GPU. */
   wyjit_jit_options_init(&options);
   options.cache_dir = argv[1];
   options.no_jit = 0;
   CHECK(wyjit_jit_create(&options, &jit));
-  CHECK(wyjit_spec_parse(kVariant, &spec));
-  CHECK(wyjit_precompile(jit, &spec, 1, "sm_90", 1, NULL));
+  names[0] = kVariant;
+  CHECK(wyjit_precompile(jit, names, 1, "sm_90", 1, statuses));
+  EXPECT(statuses[0] == WYJIT_OK);
   wyjit_counters_init(&counters);
   CHECK(wyjit_jit_get_counters(jit, &counters));
   printf("compiled %s for sm_90 in %.0f ms into %s\n", kVariant, counters.compile_ms_total,

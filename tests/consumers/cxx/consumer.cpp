@@ -1,29 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
-// A C++ program built against an installed wyjit through find_package(wyjit): parses a spec,
-// compiles the variant with NVRTC into a fresh cache (no GPU needed), and where a CUDA device
-// exists launches one small verify through the C++ API and checks it against a CPU loop.
+// A C++ program built against an installed wyjit through find_package(wyjit): parses and builds
+// a spec, compiles the variant with NVRTC into a fresh cache, checks launch arguments (all of
+// that needs no GPU), and where a CUDA device exists launches one small verify through the C++
+// API and checks it against a CPU loop.
 //
 //   consumer_shared CACHE_DIR      (or consumer_static)
 #include <wyjit/wyjit.h>  // device helpers: this program has no CUDA runtime of its own
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
-#include <wyjit/error.hpp>
-#include <wyjit/gdn_verify.hpp>
-#include <wyjit/jit.hpp>
-#include <wyjit/spec.hpp>
+#include <wyjit/wyjit.hpp>
 
 namespace {
 
 constexpr int kBatch = 3;
 constexpr int kK = 2;
 constexpr int kD = 64;
+constexpr int kRows = kBatch * kK;
+constexpr int kTile = kD * kD;
 constexpr const char* kVariant = "gdn_verify.k2.io_f32.st_f32.strided.vk.d64";
 
 void expect(bool ok, const char* what) {
@@ -36,12 +39,67 @@ void c_check(wyjit_status status, const char* call) {
   }
 }
 
+// Runs `call`, which must throw wyjit::Error(`code`) with `needle` in its message.
+template <class Call>
+void expect_error(Call&& call, wyjit::ErrorCode code, const char* needle, const char* what) {
+  try {
+    call();
+  } catch (const wyjit::Error& e) {
+    expect(e.code() == code, what);
+    expect(std::string(e.what()).find(needle) != std::string::npos, what);
+    return;
+  }
+  expect(false, what);
+}
+
+// Where the launch's buffers are (device memory, or host memory for checks that never launch).
+struct Buffers {
+  const float* q;
+  const float* k;
+  const float* v;
+  const float* g;
+  const float* beta;
+  float* out;
+  float* state;
+  float* inter;
+};
+
+// One strided launch of kVariant over `p`, HK = HV = 1.
+wyjit::GdnVerifyArgs verify_args(const Buffers& p) {
+  wyjit::GdnVerifyArgs args;
+  args.batch = kBatch;
+  args.num_k_heads = 1;
+  args.num_v_heads = 1;
+  args.k = kK;
+  args.dk = kD;
+  args.dv = kD;
+  args.scale = 1.0f / std::sqrt(static_cast<float>(kD));
+  args.q = p.q;
+  args.k_in = p.k;
+  args.v = p.v;
+  args.g = p.g;
+  args.beta = p.beta;
+  args.out = p.out;
+  args.qk_stride = kD;
+  args.v_stride = kD;
+  args.gb_stride = 1;
+  args.o_stride = kD;
+  args.states.state = p.state;  // S_b = state + b*state_seq_stride; the final state goes there
+  args.states.state_seq_stride = kTile;
+  args.states.inter = p.inter;  // the state after token t < K-1
+  args.states.inter_seq_stride = (kK - 1) * kTile;
+  args.states.inter_tok_stride = kTile;
+  return args;
+}
+
 // A device copy of a host vector, freed on scope exit.
 struct DeviceVector {
-  void* ptr = nullptr;
+  float* ptr = nullptr;
   std::size_t bytes = 0;
   explicit DeviceVector(const std::vector<float>& host) : bytes(host.size() * sizeof(float)) {
-    c_check(wyjit_mem_alloc(bytes, &ptr), "wyjit_mem_alloc");
+    void* p = nullptr;
+    c_check(wyjit_mem_alloc(bytes, &p), "wyjit_mem_alloc");
+    ptr = static_cast<float*>(p);
     c_check(wyjit_memcpy_htod(ptr, host.data(), bytes), "wyjit_memcpy_htod");
   }
   ~DeviceVector() { wyjit_mem_free(ptr); }
@@ -65,15 +123,31 @@ double max_rel_err(const std::vector<float>& got, const std::vector<double>& wan
   return err / ref;
 }
 
+// The variant's checks without a GPU: good arguments pass, a bad one is named, and a Kernel that
+// did not come from Jit::kernel is refused after the guards, before the driver is touched.
+void check_without_gpu(const wyjit::GdnVerifySpec& spec) {
+  std::vector<float> rows(kRows * kD), gates(kRows), tiles(kBatch * kK * kTile);
+  const Buffers host{rows.data(),  rows.data(), rows.data(),  gates.data(),
+                     gates.data(), rows.data(), tiles.data(), tiles.data() + kBatch * kTile};
+  wyjit::GdnVerifyArgs args = verify_args(host);
+  wyjit::check_gdn_verify_args(spec, args);
+  expect_error([&] { wyjit::launch_gdn_verify(wyjit::Kernel(spec), args, nullptr); },
+               wyjit::ErrorCode::invalid_argument, "Jit::kernel",
+               "a Kernel without handles is refused, pointing at Jit::kernel");
+  args.states.inter_tok_stride = 1;
+  expect_error([&] { wyjit::check_gdn_verify_args(spec, args); },
+               wyjit::ErrorCode::invalid_argument, "inter_tok_stride",
+               "a bad inter_tok_stride is refused, named");
+  std::printf("launch guards: good arguments pass, a bad stride is named\n");
+}
+
 void launch_and_check(wyjit::Jit& jit, const wyjit::KernelSpec& spec) {
-  constexpr int rows = kBatch * kK;
-  constexpr int tile = kD * kD;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-  std::vector<float> q(rows * kD), k(rows * kD), v(rows * kD), g(rows), beta(rows);
-  std::vector<float> state(kBatch * tile), inter(kBatch * (kK - 1) * tile);
-  std::vector<float> out(rows * kD, std::numeric_limits<float>::quiet_NaN());
-  for (int r = 0; r < rows; ++r) {
+  std::vector<float> q(kRows * kD), k(kRows * kD), v(kRows * kD), g(kRows), beta(kRows);
+  std::vector<float> state(kBatch * kTile), inter(kBatch * (kK - 1) * kTile);
+  std::vector<float> out(kRows * kD, std::numeric_limits<float>::quiet_NaN());
+  for (int r = 0; r < kRows; ++r) {
     for (float* row : {&q[r * kD], &k[r * kD]}) {
       double norm = 0;
       for (int i = 0; i < kD; ++i) {
@@ -93,7 +167,7 @@ void launch_and_check(wyjit::Jit& jit, const wyjit::KernelSpec& spec) {
   // j*dk + i.
   std::vector<double> want_out(out.size()), want_state(state.size()), want_inter(inter.size());
   for (int b = 0; b < kBatch; ++b) {
-    std::vector<double> s(state.begin() + b * tile, state.begin() + (b + 1) * tile);
+    std::vector<double> s(state.begin() + b * kTile, state.begin() + (b + 1) * kTile);
     for (int t = 0; t < kK; ++t) {
       const int r = b * kK + t;
       for (double& x : s) x *= std::exp(double{g[r]});
@@ -110,7 +184,7 @@ void launch_and_check(wyjit::Jit& jit, const wyjit::KernelSpec& spec) {
         for (int i = 0; i < kD; ++i) o += s[j * kD + i] * scale * q[r * kD + i];
         want_out[r * kD + j] = o;
       }
-      double* dst = t < kK - 1 ? &want_inter[(b * (kK - 1) + t) * tile] : &want_state[b * tile];
+      double* dst = t < kK - 1 ? &want_inter[(b * (kK - 1) + t) * kTile] : &want_state[b * kTile];
       std::copy(s.begin(), s.end(), dst);
     }
   }
@@ -119,29 +193,10 @@ void launch_and_check(wyjit::Jit& jit, const wyjit::KernelSpec& spec) {
   const DeviceVector d_q(q), d_k(k), d_v(v), d_g(g), d_beta(beta), d_state(state), d_inter(inter),
       d_out(out);
   const wyjit::Kernel kernel = jit.kernel(spec);
-  wyjit::GdnVerifyArgs args;
-  args.batch = kBatch;
-  args.num_k_heads = 1;
-  args.num_v_heads = 1;
-  args.k = kK;
-  args.dk = kD;
-  args.dv = kD;
-  args.scale = scale;
-  args.q = d_q.ptr;
-  args.k_in = d_k.ptr;
-  args.v = d_v.ptr;
-  args.g = static_cast<const float*>(d_g.ptr);
-  args.beta = static_cast<const float*>(d_beta.ptr);
-  args.out = d_out.ptr;
-  args.qk_stride = kD;
-  args.v_stride = kD;
-  args.gb_stride = 1;
-  args.o_stride = kD;
-  args.state = d_state.ptr;
-  args.state_seq_stride = tile;
-  args.inter = d_inter.ptr;
-  args.inter_seq_stride = (kK - 1) * tile;
-  args.inter_tok_stride = tile;
+  expect(kernel.spec() == spec && kernel.roles().size() == 1 && kernel.handle(0) != nullptr,
+         "the kernel holds its one role, loaded");
+  wyjit::GdnVerifyArgs args = verify_args(
+      {d_q.ptr, d_k.ptr, d_v.ptr, d_g.ptr, d_beta.ptr, d_out.ptr, d_state.ptr, d_inter.ptr});
   wyjit::launch_gdn_verify(kernel, args, nullptr);
   c_check(wyjit_device_synchronize(), "wyjit_device_synchronize");
   const double e_out = max_rel_err(d_out.download(), want_out);
@@ -152,15 +207,10 @@ void launch_and_check(wyjit::Jit& jit, const wyjit::KernelSpec& spec) {
   expect(e_out <= 1e-4 && e_state <= 1e-4 && e_inter <= 1e-4, "launch matches the reference");
 
   // A bad launch is an exception naming the argument.
-  args.inter_tok_stride = 1;
-  try {
-    wyjit::launch_gdn_verify(kernel, args, nullptr);
-    expect(false, "a bad inter_tok_stride is refused");
-  } catch (const wyjit::Error& e) {
-    expect(e.code() == wyjit::ErrorCode::invalid_argument, "invalid_argument");
-    expect(std::string(e.what()).find("inter_tok_stride") != std::string::npos,
-           "the message names inter_tok_stride");
-  }
+  args.states.inter_tok_stride = 1;
+  expect_error([&] { wyjit::launch_gdn_verify(kernel, args, nullptr); },
+               wyjit::ErrorCode::invalid_argument, "inter_tok_stride",
+               "a bad inter_tok_stride is refused at launch, named");
 }
 
 }  // namespace
@@ -171,14 +221,26 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    // A spec is one family's typed struct; its canonical name round-trips.
     const wyjit::KernelSpec spec = wyjit::parse_spec(kVariant);
+    const auto* verify = std::get_if<wyjit::GdnVerifySpec>(&spec);
+    expect(verify != nullptr && wyjit::family_name(spec) == "gdn_verify", "a gdn_verify spec");
+    expect(verify->k == kK && verify->io == wyjit::DType::f32 && verify->dk == kD &&
+               verify->dv == kD && verify->addressing == wyjit::Addressing::strided,
+           "the parsed fields");
     expect(wyjit::format_spec(spec) == kVariant, "the name round-trips");
-    try {
-      wyjit::parse_spec("gdn_verify.k4.io_f64.st_f32.strided.vk.d128");
-      expect(false, "io_f64 is refused");
-    } catch (const wyjit::Error& e) {
-      expect(e.code() == wyjit::ErrorCode::invalid_spec, "invalid_spec");
-    }
+    wyjit::GdnVerifySpec typed;
+    typed.k = kK;
+    typed.io = wyjit::DType::f32;
+    typed.dk = kD;
+    typed.dv = kD;
+    expect(wyjit::KernelSpec(typed) == spec, "the typed spec is the parsed one");
+    const std::vector<std::pair<std::string, std::string>> fields = {
+        {"k", "2"}, {"io", "f32"}, {"dk", "64"}, {"dv", "64"}};
+    expect(wyjit::make_spec("gdn_verify", fields) == spec, "make_spec from field values");
+    expect(wyjit::field_value(spec, "io") == "f32", "field_value");
+    expect_error([] { wyjit::parse_spec("gdn_verify.k4.io_f64.st_f32.strided.vk.d128"); },
+                 wyjit::ErrorCode::invalid_spec, "f64", "io_f64 is refused, named");
 
     wyjit::JitOptions options = wyjit::JitOptions::from_env();
     options.cache_dir = argv[1];
@@ -189,6 +251,11 @@ int main(int argc, char** argv) {
                 compiled->path.c_str());
     expect(!compiled->from_disk && jit.counters().compiles == 1, "an NVRTC compile happened");
     expect(!compiled->binary.empty(), "a cubin came back");
+    expect(compiled->roles.size() == 1 && compiled->roles[0].role == "verify" &&
+               !compiled->roles[0].lowered_name.empty(),
+           "the entry names its verify kernel");
+
+    check_without_gpu(*verify);
 
     std::int32_t devices = 0;
     c_check(wyjit_device_count(&devices), "wyjit_device_count");

@@ -1,16 +1,65 @@
 // SPDX-License-Identifier: Apache-2.0
 // Links libwyjit.so from the folder in $WYJIT_LIB_DIR (an installed prefix's lib/), with an
-// rpath so the program runs without LD_LIBRARY_PATH.
-fn main() {
-    println!("cargo:rerun-if-env-changed=WYJIT_LIB_DIR");
-    let dir = match std::env::var("WYJIT_LIB_DIR") {
+// rpath so the program runs without LD_LIBRARY_PATH; and compiles and runs c_header.c against
+// the headers in $WYJIT_INCLUDE_DIR (with $CC, default cc), which writes the C API's constants
+// and struct layouts as Rust source for src/main.rs to check its declarations against.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+// The folder in environment variable `var`, which must hold `file`.
+fn folder(var: &str, file: &str, what: &str) -> String {
+    println!("cargo:rerun-if-env-changed={var}");
+    let dir = match std::env::var(var) {
         Ok(dir) if !dir.is_empty() => dir,
-        _ => panic!("set WYJIT_LIB_DIR to the folder holding libwyjit.so (e.g. PREFIX/lib)"),
+        _ => panic!("set {var} to {what}"),
     };
-    if !std::path::Path::new(&dir).join("libwyjit.so").exists() {
-        panic!("WYJIT_LIB_DIR={dir} has no libwyjit.so");
+    if !Path::new(&dir).join(file).exists() {
+        panic!("{var}={dir} has no {file}");
     }
-    println!("cargo:rustc-link-search=native={dir}");
+    dir
+}
+
+fn main() {
+    let lib = folder(
+        "WYJIT_LIB_DIR",
+        "libwyjit.so",
+        "the folder holding libwyjit.so (PREFIX/lib)",
+    );
+    let include = folder(
+        "WYJIT_INCLUDE_DIR",
+        "wyjit/wyjit.h",
+        "the installed headers (PREFIX/include)",
+    );
+    println!("cargo:rustc-link-search=native={lib}");
     println!("cargo:rustc-link-lib=dylib=wyjit");
-    println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{lib}");
+
+    println!("cargo:rerun-if-changed=c_header.c");
+    println!("cargo:rerun-if-env-changed=CC");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let program = out.join("c_header");
+    let status = Command::new(&cc)
+        .args([
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-I",
+            &include,
+            "c_header.c",
+            "-o",
+        ])
+        .arg(&program)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler '{cc}': {e}"));
+    assert!(
+        status.success(),
+        "{cc} could not compile c_header.c against {include}"
+    );
+    let printed = Command::new(&program)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    assert!(printed.status.success(), "{} failed", program.display());
+    std::fs::write(out.join("c_header.rs"), printed.stdout).expect("write c_header.rs");
 }
