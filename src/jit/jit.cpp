@@ -37,13 +37,14 @@ using detail::to_ms;
 using detail::VariantTarget;
 
 bool Jit::Impl::take_disk_hit(const Target& target, const detail::CacheKey& key, bool writable_only,
-                              CompiledKernel& result) {
+                              CompiledKernel& result, std::size_t* corrupt) {
   const Clock::time_point start = Clock::now();
   LayeredCache::Lookup lookup =
       disk->lookup(target, key, detail::family_of(result.spec).roles(), writable_only);
   const std::uint64_t ns = ns_since(start);
   disk_read_ns.add(ns);
   corrupt_entries.add(lookup.corrupt);
+  if (corrupt != nullptr) *corrupt = lookup.corrupt;
   if (!lookup.hit) return false;
   (lookup.hit->read_only ? ro_disk_hits : disk_hits).add();
   detail::logger().debug("{} for {}: {} hit '{}' in {:.3f} ms", format_spec(result.spec),
@@ -78,15 +79,17 @@ CompiledPtr Jit::Impl::build(const KernelSpec& spec, const Target& target) {
   result->key_hash = key.hash;
 
   // Step 1: the disk tiers, read-only roots first.
-  if (disk && take_disk_hit(target, key, /*writable_only=*/false, *result)) return result;
+  std::size_t corrupt = 0;
+  if (disk && take_disk_hit(target, key, /*writable_only=*/false, *result, &corrupt)) return result;
   if (options.no_jit) {
     misses.add();
     throw_no_jit(spec, target, key);
   }
 
   // Step 2: one compile per key across processes: take the key's lock, then look again.
-  // NOTE: always, not only after a wait: another process may have published the entry between
-  // step 1 and taking the lock without this one ever waiting.
+  // NOTE: also when the lock was free: another process may have published the entry and
+  // released its lock between step 1 and now. Not when step 1 found the entry corrupt and
+  // nobody held the lock since: it is the same file, to be overwritten.
   LayeredCache::KeyLock lock;
   if (disk) {
     lock = disk->lock_key(key);
@@ -95,7 +98,10 @@ CompiledPtr Jit::Impl::build(const KernelSpec& spec, const Target& target) {
       lock_wait_ns.add(static_cast<std::uint64_t>(lock.wait_ms * 1e6));
       if (lock.timed_out) lock_timeouts.add();
     }
-    if (take_disk_hit(target, key, /*writable_only=*/true, *result)) return result;
+    if ((lock.waited || corrupt == 0) &&
+        take_disk_hit(target, key, /*writable_only=*/true, *result, nullptr)) {
+      return result;
+    }
   }
   misses.add();
 

@@ -127,8 +127,8 @@ struct __attribute__((visibility("hidden"))) Jit::Impl {
   std::mutex load_mutex;
 
   detail::ShardedCounter memory_hits;
-  detail::Counter ro_disk_hits, disk_hits, misses, compiles, corrupt_entries, evictions, write_failures,
-      lock_waits, lock_timeouts, loads;
+  detail::Counter ro_disk_hits, disk_hits, misses, compiles, corrupt_entries, evictions,
+      write_failures, lock_waits, lock_timeouts, loads;
   detail::Counter compile_ns, disk_read_ns, lock_wait_ns, load_ns;
 
   detail::CompiledPtr build(const KernelSpec& spec, const Target& target);
@@ -137,9 +137,10 @@ struct __attribute__((visibility("hidden"))) Jit::Impl {
   const detail::LoadedLibrary& load(const detail::VariantTarget& id);
   /// Unloads every library (the destructor).
   void unload_all() noexcept;
-  /// Looks `key` up on disk (every root, or only the writable one), counting what it finds.
+  /// Looks `key` up on disk (every root, or only the writable one), counting what it finds;
+  /// `*corrupt` (when not null) receives the unusable entries seen.
   bool take_disk_hit(const Target& target, const detail::CacheKey& key, bool writable_only,
-                     CompiledKernel& result);
+                     CompiledKernel& result, std::size_t* corrupt);
   [[noreturn]] void throw_no_jit(const KernelSpec& spec, const Target& target,
                                  const detail::CacheKey& key) const;
 };

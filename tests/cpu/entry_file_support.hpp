@@ -24,8 +24,11 @@ inline const std::string kEntryKey =
     "schema 1\nvariant gdn_verify.k4.io_bf16.st_f32.strided.vk.d128\n";
 
 inline detail::CacheEntry make_entry(std::size_t payload_size = 100) {
-  detail::CacheEntry entry{kEntryKey, "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128", "sm_90",
-                           Names{"_Z10gdn_verifyILi4EEvPv", "_Z3fooi"}, Bytes(payload_size)};
+  detail::CacheEntry entry{kEntryKey,
+                           "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128",
+                           "sm_90",
+                           {{"verify", "_Z10gdn_verifyILi4EEvPv"}, {"other", "_Z3fooi"}},
+                           Bytes(payload_size)};
   for (std::size_t i = 0; i < payload_size; ++i)
     entry.payload[i] = static_cast<std::uint8_t>(i * 7);
   return entry;
@@ -35,7 +38,7 @@ inline void check_same(const detail::CacheEntry& a, const detail::CacheEntry& b)
   CHECK(a.key_text == b.key_text);
   CHECK(a.variant == b.variant);
   CHECK(a.target == b.target);
-  CHECK(a.lowered_names == b.lowered_names);
+  CHECK(a.roles == b.roles);
   CHECK(a.payload == b.payload);
 }
 
@@ -54,7 +57,7 @@ inline Names names_in(const fs::path& dir) {
 
 /// A file with an arbitrary header text but a valid checksum, to reach the field checks.
 inline Bytes build_file(const std::string& header, const Bytes& payload) {
-  Bytes out = {'W', 'Y', 'J', 'I', 'T', 'C', 'E', '\0', 1, 0, 0, 0};
+  Bytes out = {'W', 'Y', 'J', 'I', 'T', 'C', 'E', '\0', 2, 0, 0, 0};
   for (int shift = 0; shift < 32; shift += 8) out.push_back(std::uint8_t(header.size() >> shift));
   out.insert(out.end(), header.begin(), header.end());
   out.insert(out.end(), payload.begin(), payload.end());
@@ -68,7 +71,8 @@ inline nlohmann::json good_header(std::uint64_t payload_size) {
           {"key_sha256", detail::sha256_hex(kEntryKey)},
           {"variant", "v"},
           {"target", "sm_90"},
-          {"lowered_names", {"a", "b"}},
+          {"roles", nlohmann::json::array({nlohmann::json::array({"verify", "a"}),
+                                           nlohmann::json::array({"other", "b"})})},
           {"payload_size", payload_size}};
 }
 

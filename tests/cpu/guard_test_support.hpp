@@ -9,6 +9,7 @@
 #include <string>
 
 #include "wyjit/error.hpp"
+#include "wyjit/state_refs.h"
 
 namespace wyjit::test {
 
@@ -18,22 +19,22 @@ T* fake(std::uintptr_t address) {
   return reinterpret_cast<T*>(address);
 }
 
-/// Fake but valid state addressing for every mode at once (strided, table, slot): tiles of
+/// Fake but valid state references for every mode at once (strided, table, slot): tiles of
 /// `tile` elements, `batch` sequences, `k` tokens, `write_slots` write slots per sequence.
-template <typename Args>
-void fake_state_addressing(Args& a, std::int64_t tile, int batch, int k, int write_slots) {
-  a.state = fake(0x1000000);
-  a.state_seq_stride = tile;
-  a.inter = fake(0x9000000);
-  a.inter_tok_stride = tile;
-  a.inter_seq_stride = (k - 1) * tile;
-  a.tables = fake<void* const>(0x70000);
-  a.slab_stride = batch;
-  a.slot_stride = tile;
-  a.num_slots = 10;
-  a.read_slot = fake<const std::int32_t>(0x80000);
-  a.write_slot = fake<const std::int32_t>(0x90000);
-  a.write_slot_stride = write_slots;
+inline void fake_state_addressing(StateRefs& r, std::int64_t tile, int batch, int k,
+                                  int write_slots) {
+  r.state = fake(0x1000000);
+  r.state_seq_stride = tile;
+  r.inter = fake(0x9000000);
+  r.inter_tok_stride = tile;
+  r.inter_seq_stride = (k - 1) * tile;
+  r.tables = fake<void* const>(0x70000);
+  r.slab_stride = batch;
+  r.slot_stride = tile;
+  r.num_slots = 10;
+  r.read_slot = fake<const std::int32_t>(0x80000);
+  r.write_slot = fake<const std::int32_t>(0x90000);
+  r.write_slot_stride = write_slots;
 }
 
 /// The guard's message for `valid` changed by `edit`, or "accepted"; a refusal must be an

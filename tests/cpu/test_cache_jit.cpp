@@ -18,8 +18,8 @@ using namespace wyjit::test;
 
 namespace {
 
-const KernelSpec kSpec{.k = 1, .io = DType::f32};
-const KernelSpec kOther{.k = 2, .io = DType::f32};
+const KernelSpec kSpec = GdnVerifySpec{.k = 1, .io = DType::f32};
+const KernelSpec kOther = GdnVerifySpec{.k = 2, .io = DType::f32};
 const Target kSm90{.arch = 90};
 
 /// The genuine binary of kSpec for sm_90, compiled once per test run.
@@ -63,7 +63,7 @@ TEST_CASE("Jit tiers: miss -> compile -> disk hit in a second Jit -> memory hit"
   const auto from_disk = second.compile(kSpec, kSm90);
   CHECK(from_disk->from_disk);
   CHECK(from_disk->binary == reference().binary);
-  CHECK(from_disk->lowered_name == reference().lowered_name);
+  CHECK(from_disk->roles == reference().roles);
   const auto from_memory = second.compile(kSpec, kSm90);
   CHECK(from_memory.get() == from_disk.get());
   const JitCounters c = second.counters();
@@ -376,7 +376,7 @@ TEST_CASE("Jit: a full disk (RLIMIT_FSIZE) keeps the kernel in memory and the ca
 TEST_CASE("Jit: the size bound evicts least recently used entries", "[cache][jit]") {
   ScratchDir scratch;
   JitOptions options = isolated_options(scratch / "root", scratch / "locks");
-  const KernelSpec third{.k = 3, .io = DType::f32};
+  const KernelSpec third = GdnVerifySpec{.k = 3, .io = DType::f32};
   {
     Jit jit(options);
     jit.compile(kSpec, kSm90);

@@ -37,10 +37,13 @@ std::vector<Failure> compile_all(const std::vector<Job>& jobs) {
       try {
         const detail::StampedSource s = detail::stamp(job.spec);
         const detail::NvrtcResult r =
-            detail::nvrtc_compile(s.text, s.program_name, s.name_expression, job.target, name);
+            detail::nvrtc_compile(s.text, s.program_name, s.name_expressions, job.target, name);
         if (!r.log.empty()) problem = "NVRTC log (warnings fail CI):\n" + r.log;
         if (r.binary.size() < 1000) problem += "binary of only " + std::to_string(r.binary.size());
-        if (r.lowered_name.rfind("_Z", 0) != 0) problem += "lowered name " + r.lowered_name;
+        if (r.lowered_names.size() != s.name_expressions.size()) problem += "kernels missing";
+        for (const std::string& lowered : r.lowered_names) {
+          if (lowered.rfind("_Z", 0) != 0) problem += "lowered name " + lowered;
+        }
       } catch (const std::exception& e) {
         problem = e.what();
       }
@@ -78,7 +81,7 @@ TEST_CASE("CI: a sample of variants compiles for every NVRTC target without warn
       standard.front(),
       standard.back(),
       standard[standard.size() / 2],
-      KernelSpec{.k = 4, .io = DType::bf16, .layout = Layout::kv, .l2norm_qk = true},
+      GdnVerifySpec{.k = 4, .io = DType::bf16, .layout = Layout::kv, .l2norm_qk = true},
   };
   std::vector<Job> jobs;
   for (const int arch : archs) {

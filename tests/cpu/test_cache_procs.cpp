@@ -14,7 +14,7 @@ using namespace wyjit::test;
 
 namespace {
 
-const KernelSpec kSpec{.k = 1, .io = DType::f32};
+const KernelSpec kSpec = GdnVerifySpec{.k = 1, .io = DType::f32};
 const Target kSm90{.arch = 90};
 
 /// The "wyjit" logger at debug level for one scope.
@@ -185,7 +185,7 @@ TEST_CASE("a writer killed with SIGKILL mid-write leaves a valid cache", "[cache
   big.key_text = "a key of another build\n";
   big.variant = format_spec(kSpec);
   big.target = "sm_90";
-  big.lowered_names = {"x"};
+  big.roles = {{"verify", "x"}};
   big.payload.assign(std::size_t{48} << 20, 0xab);
 
   bool interrupted = false;
@@ -233,7 +233,7 @@ TEST_CASE("a writer killed with SIGKILL mid-write leaves a valid cache", "[cache
   // ... and swept once it is stale, by the next Jit that writes into that directory.
   make_old(temps.front(), 7200);
   Jit later(options);
-  later.compile(KernelSpec{.k = 2, .io = DType::f32}, kSm90);
+  later.compile(GdnVerifySpec{.k = 2, .io = DType::f32}, kSm90);
   CHECK(temp_files_under(root).empty());
   CHECK(detail::scan_root(root).entries.size() == 2);
 }

@@ -128,16 +128,17 @@ TEST_CASE("standard matrix: gdn_verify, then conv1d_update, each K 1..17 x every
   REQUIRE_FALSE(specs.empty());
   std::vector<KernelSpec> gdn;
   std::vector<KernelSpec> conv;
+  std::vector<GdnVerifySpec> gdn_specs;
+  std::vector<Conv1dUpdateSpec> conv_specs;
   for (const KernelSpec& s : specs) {
     CHECK_NOTHROW(validate_spec(s));
-    switch (s.family) {
-      case Family::gdn_verify:
-        CHECK(conv.empty());  // every gdn_verify variant comes before the conv1d_update ones
-        gdn.push_back(s);
-        break;
-      case Family::conv1d_update:
-        conv.push_back(s);
-        break;
+    if (const auto* g = std::get_if<GdnVerifySpec>(&s)) {
+      CHECK(conv.empty());  // every gdn_verify variant comes before the conv1d_update ones
+      gdn.push_back(s);
+      gdn_specs.push_back(*g);
+    } else {
+      conv.push_back(s);
+      conv_specs.push_back(std::get<Conv1dUpdateSpec>(s));
     }
   }
   // Every addressing mode validate_spec accepts (for both families), and nothing else.
@@ -145,23 +146,23 @@ TEST_CASE("standard matrix: gdn_verify, then conv1d_update, each K 1..17 x every
   for (const Addressing a : {Addressing::strided, Addressing::table, Addressing::slot}) {
     bool accepted = true;
     try {
-      validate_spec(KernelSpec{.addressing = a});
-      validate_spec(KernelSpec{.family = Family::conv1d_update, .addressing = a});
+      validate_spec(GdnVerifySpec{.addressing = a});
+      validate_spec(Conv1dUpdateSpec{.addressing = a});
     } catch (const Error&) {
       accepted = false;
     }
     if (accepted) modes.push_back(a);
   }
-  const auto modes_of = [](const std::vector<KernelSpec>& part) {
+  const auto modes_of = [](const auto& part) {
     std::vector<Addressing> out;
-    for (const KernelSpec& s : part) {
+    for (const auto& s : part) {
       if (std::find(out.begin(), out.end(), s.addressing) == out.end()) out.push_back(s.addressing);
     }
     return out;
   };
 
   // gdn_verify: io f32, f16, bf16, state f32, layout vk, d128, no options.
-  for (const KernelSpec& s : gdn) {
+  for (const GdnVerifySpec& s : gdn_specs) {
     CHECK(s.state == DType::f32);
     CHECK(s.layout == Layout::vk);
     CHECK(s.dk == 128);
@@ -169,17 +170,17 @@ TEST_CASE("standard matrix: gdn_verify, then conv1d_update, each K 1..17 x every
     CHECK_FALSE(s.l2norm_qk);
     CHECK_FALSE(s.fused_gating);
   }
-  CHECK(modes_of(gdn) == modes);
+  CHECK(modes_of(gdn_specs) == modes);
   CHECK(gdn.size() == 17 * 3 * modes.size());
   REQUIRE_FALSE(gdn.empty());
-  CHECK(gdn.front().k == 1);
-  CHECK(gdn.front().io == DType::f32);
-  CHECK(gdn.back().k == 17);
-  CHECK(gdn.back().io == DType::bf16);
+  CHECK(gdn_specs.front().k == 1);
+  CHECK(gdn_specs.front().io == DType::f32);
+  CHECK(gdn_specs.back().k == 17);
+  CHECK(gdn_specs.back().io == DType::bf16);
 
   // conv1d_update as Qwen3-Next / Qwen3.5 run it: bf16, W 4, bf16 weights, SiLU, no bias.
   std::vector<Rollback> rollbacks;
-  for (const KernelSpec& s : conv) {
+  for (const Conv1dUpdateSpec& s : conv_specs) {
     CHECK(s.io == DType::bf16);
     CHECK(s.width == 4);
     CHECK(s.weight == s.io);
@@ -190,11 +191,12 @@ TEST_CASE("standard matrix: gdn_verify, then conv1d_update, each K 1..17 x every
     }
   }
   CHECK(rollbacks == std::vector<Rollback>{Rollback::intermediate, Rollback::window});
-  CHECK(modes_of(conv) == modes);
+  CHECK(modes_of(conv_specs) == modes);
   CHECK(conv.size() == 17 * 2 * modes.size());
   for (int k = 1; k <= 17; ++k) {
-    CHECK(std::count_if(conv.begin(), conv.end(), [&](const KernelSpec& s) { return s.k == k; }) ==
-          static_cast<std::ptrdiff_t>(2 * modes.size()));
+    CHECK(std::count_if(conv_specs.begin(), conv_specs.end(), [&](const Conv1dUpdateSpec& s) {
+            return s.k == k;
+          }) == static_cast<std::ptrdiff_t>(2 * modes.size()));
   }
 
   CHECK(specs.size() == gdn.size() + conv.size());
@@ -413,7 +415,7 @@ TEST_CASE("Jit memory tier: invalid specs are refused in every thread, never cac
     threads.emplace_back([&] {
       for (int i = 0; i < 200; ++i) {
         try {
-          jit.compile(KernelSpec{.k = 33 + i % 5}, Target{.arch = 90});
+          jit.compile(GdnVerifySpec{.k = 33 + i % 5}, Target{.arch = 90});
         } catch (const Error& e) {
           if (e.code() == ErrorCode::invalid_spec) ++errors;
         }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The C API (wyjit/wyjit.h) on the CPU: versions, spec names, status codes and the thread-local
+// The C API (wyjit/wyjit.h) on the CPU: versions, variant names and field introspection, status
+// codes and the thread-local
 // last error, struct versioning, precompile into a temporary cache, launch checks, and the
 // errors a machine without a GPU gets.
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -99,112 +101,166 @@ TEST_CASE("C API: status codes mirror wyjit::ErrorCode", "[capi]") {
   CHECK(std::string(wyjit_status_name(static_cast<wyjit_status>(42))) == "unknown");
 }
 
-TEST_CASE("C API: spec names round-trip and bad ones name the field", "[capi]") {
-  wyjit_spec spec;
-  wyjit_spec_init(&spec);
-  char name[128];
-  size_t length = 0;
-  REQUIRE(wyjit_spec_format(&spec, name, sizeof name, &length) == WYJIT_OK);
-  CHECK(std::string(name) == "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128");
-  CHECK(length == std::strlen(name));
+namespace {
 
+/// The value of `field` in the variant `name` (wyjit_spec_field), or the status's name.
+std::string field_of(const char* name, const char* field) {
+  char buffer[64];
+  const wyjit_status status = wyjit_spec_field(name, field, buffer, sizeof buffer, nullptr);
+  return status == WYJIT_OK ? std::string(buffer) : wyjit_status_name(status);
+}
+
+/// wyjit_spec_build of `family` with `fields`, or the status's name.
+std::string build(const char* family, std::vector<const char*> fields,
+                  std::vector<const char*> values) {
+  char buffer[128];
+  const wyjit_status status = wyjit_spec_build(family, fields.data(), values.data(), fields.size(),
+                                               buffer, sizeof buffer, nullptr);
+  return status == WYJIT_OK ? std::string(buffer) : wyjit_status_name(status);
+}
+
+}  // namespace
+
+TEST_CASE("C API: names validate, their fields read back, bad ones name the field", "[capi]") {
   for (const char* text : {"gdn_verify.k17.io_f16.st_bf16.table.kv.dk64.dv256.l2norm",
                            "gdn_verify.k1.io_f32.st_f32.slot.vk.d256.gating",
                            "conv1d_update.k4.io_bf16.w4.wt_f32.window.strided.bias.silu"}) {
-    REQUIRE(wyjit_spec_parse(text, &spec) == WYJIT_OK);
-    REQUIRE(wyjit_spec_format(&spec, name, sizeof name, nullptr) == WYJIT_OK);
-    CHECK(std::string(name) == text);
+    CHECK(wyjit_spec_validate(text) == WYJIT_OK);
     CHECK(wyjit::format_spec(wyjit::parse_spec(text)) == text);
   }
-  REQUIRE(wyjit_spec_parse("gdn_verify.k17.io_f16.st_bf16.table.kv.dk64.dv256.l2norm", &spec) ==
-          WYJIT_OK);
-  CHECK(spec.k == 17);
-  CHECK(spec.io == WYJIT_DTYPE_F16);
-  CHECK(spec.state == WYJIT_DTYPE_BF16);
-  CHECK(spec.addressing == WYJIT_ADDRESSING_TABLE);
-  CHECK(spec.layout == WYJIT_LAYOUT_KV);
-  CHECK(spec.dk == 64);
-  CHECK(spec.dv == 256);
-  CHECK(spec.l2norm_qk == 1);
-  CHECK(spec.fused_gating == 0);
-  REQUIRE(wyjit_spec_parse("conv1d_update.k3.io_f16.w4.wt_f32.window.strided.silu", &spec) ==
-          WYJIT_OK);
-  CHECK(spec.family == WYJIT_FAMILY_CONV1D_UPDATE);
-  CHECK(spec.k == 3);
-  CHECK(spec.width == 4);
-  CHECK(spec.weight == WYJIT_DTYPE_F32);
-  CHECK(spec.rollback == WYJIT_ROLLBACK_WINDOW);
-  CHECK(spec.bias == 0);
-  CHECK(spec.silu == 1);
+  const char* name = "gdn_verify.k17.io_f16.st_bf16.table.kv.dk64.dv256.l2norm";
+  CHECK(field_of(name, "family") == "gdn_verify");
+  CHECK(field_of(name, "k") == "17");
+  CHECK(field_of(name, "io") == "f16");
+  CHECK(field_of(name, "state") == "bf16");
+  CHECK(field_of(name, "addressing") == "table");
+  CHECK(field_of(name, "layout") == "kv");
+  CHECK(field_of(name, "dk") == "64");
+  CHECK(field_of(name, "dv") == "256");
+  CHECK(field_of(name, "l2norm") == "on");
+  CHECK(field_of(name, "gating") == "off");
+  const char* conv = "conv1d_update.k3.io_f16.w4.wt_f32.window.strided.silu";
+  CHECK(field_of(conv, "family") == "conv1d_update");
+  CHECK(field_of(conv, "k") == "3");
+  CHECK(field_of(conv, "width") == "4");
+  CHECK(field_of(conv, "weight") == "f32");
+  CHECK(field_of(conv, "rollback") == "window");
+  CHECK(field_of(conv, "bias") == "off");
+  CHECK(field_of(conv, "silu") == "on");
+  CHECK(field_of(conv, "layout") == "invalid_spec");
+  CHECK_THAT(last_error(), Catch::Contains("conv1d_update has no field 'layout'"));
 
-  CHECK(wyjit_spec_parse("gdn_verify.k0.io_f16.st_f32.strided.vk.d128", &spec) ==
+  CHECK(wyjit_spec_validate("gdn_verify.k0.io_f16.st_f32.strided.vk.d128") ==
         WYJIT_ERROR_INVALID_SPEC);
-  CHECK_THAT(last_error(), Catch::Contains("wyjit_spec_parse") && Catch::Contains("K is 0"));
-  CHECK(wyjit_spec_parse(nullptr, &spec) == WYJIT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(last_error(), Catch::Contains("wyjit_spec_validate") && Catch::Contains("K is 0"));
+  CHECK(wyjit_spec_validate(nullptr) == WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("name is NULL"));
 }
 
-TEST_CASE("C API: out-of-range enumerations in a spec are refused by field and value", "[capi]") {
-  wyjit_spec spec;
-  wyjit_spec_init(&spec);
-  spec.io = 7;
-  CHECK(wyjit_spec_validate(&spec) == WYJIT_ERROR_INVALID_SPEC);
-  CHECK_THAT(last_error(), Catch::Contains("spec->io is 7, allowed: 0 (WYJIT_DTYPE_F32)"));
-  wyjit_spec_init(&spec);
-  spec.addressing = -1;
-  CHECK(wyjit_spec_validate(&spec) == WYJIT_ERROR_INVALID_SPEC);
-  CHECK_THAT(last_error(), Catch::Contains("spec->addressing is -1"));
-  wyjit_spec_init(&spec);
-  spec.l2norm_qk = 2;
-  CHECK(wyjit_spec_validate(&spec) == WYJIT_ERROR_INVALID_SPEC);
-  CHECK_THAT(last_error(), Catch::Contains("spec->l2norm_qk is 2, allowed: 0 or 1"));
-  wyjit_spec_init(&spec);
-  spec.rollback = 2;
-  CHECK(wyjit_spec_validate(&spec) == WYJIT_ERROR_INVALID_SPEC);
-  CHECK_THAT(last_error(), Catch::Contains("spec->rollback is 2"));
-  wyjit_spec_init(&spec);
-  spec.family = 9;
-  CHECK(wyjit_spec_validate(&spec) == WYJIT_ERROR_INVALID_SPEC);
-  CHECK_THAT(last_error(), Catch::Contains("spec->family is 9"));
-  wyjit_spec_init(&spec);
-  spec.dk = 96;
-  CHECK(wyjit_spec_validate(&spec) == WYJIT_ERROR_INVALID_SPEC);
+TEST_CASE("C API: names built from field values; bad values are refused by field and value",
+          "[capi]") {
+  CHECK(build("gdn_verify", {}, {}) == "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128");
+  CHECK(build("gdn_verify", {"k", "layout", "dv", "l2norm"}, {"17", "kv", "64", "on"}) ==
+        "gdn_verify.k17.io_bf16.st_f32.strided.kv.dk128.dv64.l2norm");
+  CHECK(
+      build("conv1d_update", {"io", "weight", "rollback", "silu"}, {"f16", "io", "window", "on"}) ==
+      "conv1d_update.k4.io_f16.w4.wt_f16.window.strided.silu");
+  CHECK(build("gdn_verify", {"io"}, {"f64"}) == "invalid_spec");
+  CHECK_THAT(last_error(), Catch::Contains("'f64'") && Catch::Contains("f32, f16, bf16"));
+  CHECK(build("gdn_verify", {"addressing"}, {"paged"}) == "invalid_spec");
+  CHECK_THAT(last_error(), Catch::Contains("'paged'") && Catch::Contains("strided, table, slot"));
+  CHECK(build("gdn_verify", {"l2norm"}, {"2"}) == "invalid_spec");
+  CHECK_THAT(last_error(), Catch::Contains("expected on or off"));
+  CHECK(build("conv1d_update", {"rollback"}, {"undo"}) == "invalid_spec");
+  CHECK_THAT(last_error(), Catch::Contains("'undo'"));
+  CHECK(build("gdn_verifx", {}, {}) == "invalid_spec");
+  CHECK_THAT(last_error(), Catch::Contains("family is 'gdn_verifx'"));
+  CHECK(build("gdn_verify", {"dk"}, {"96"}) == "invalid_spec");
   CHECK_THAT(last_error(), Catch::Contains("dk is 96"));
-  wyjit_spec_init(&spec);
-  CHECK(wyjit_spec_validate(&spec) == WYJIT_OK);
+  CHECK(build("conv1d_update", {"io", "weight"}, {"bf16", "f16"}) == "invalid_spec");
+  CHECK_THAT(last_error(),
+             Catch::Contains("weight is f16") && Catch::Contains("bf16 (the io dtype)"));
 }
 
-TEST_CASE("C API: wyjit_spec_format reports the length and refuses a short buffer", "[capi]") {
-  wyjit_spec spec;
-  wyjit_spec_init(&spec);
+TEST_CASE("C API: the families and their fields are described by the library", "[capi]") {
+  REQUIRE(wyjit_family_count() == wyjit::family_names().size());
+  CHECK(wyjit_family_name(wyjit_family_count()) == nullptr);
+  for (size_t f = 0; f < wyjit_family_count(); ++f) {
+    const std::string family = wyjit_family_name(f);
+    const std::span<const wyjit::FieldInfo> fields = wyjit::family_fields(family);
+    size_t count = 0;
+    REQUIRE(wyjit_family_field_count(family.c_str(), &count) == WYJIT_OK);
+    REQUIRE(count == fields.size());
+    std::vector<const char*> names;
+    std::vector<std::string> defaults;
+    for (size_t i = 0; i < count; ++i) {
+      wyjit_field_info info{};
+      info.struct_size = sizeof info;
+      REQUIRE(wyjit_family_field(family.c_str(), i, &info) == WYJIT_OK);
+      CHECK(std::string(info.name) == fields[i].name);
+      CHECK(std::string(info.label) == fields[i].label);
+      CHECK(info.kind == static_cast<int32_t>(fields[i].kind));
+      CHECK(info.num_choices == fields[i].choices.size());
+      CHECK(info.default_value == fields[i].default_value);
+      names.push_back(info.name);
+      // The default as text, from the description alone: what a binding would do.
+      switch (info.kind) {
+        case WYJIT_FIELD_INTEGER:
+          defaults.push_back(std::to_string(info.default_value));
+          break;
+        case WYJIT_FIELD_CHOICE:
+          REQUIRE(static_cast<size_t>(info.default_value) < info.num_choices);
+          defaults.emplace_back(info.choices[info.default_value]);
+          break;
+        case WYJIT_FIELD_FLAG:
+          defaults.emplace_back(info.default_value != 0 ? "on" : "off");
+          break;
+        default:
+          FAIL("unknown field kind " << info.kind);
+      }
+    }
+    // Every default given explicitly names the default variant.
+    std::vector<const char*> values;
+    for (const std::string& d : defaults) values.push_back(d.c_str());
+    CHECK(build(family.c_str(), names, values) == build(family.c_str(), {}, {}));
+    wyjit_field_info info{};
+    info.struct_size = sizeof info;
+    CHECK(wyjit_family_field(family.c_str(), count, &info) == WYJIT_ERROR_INVALID_ARGUMENT);
+    info.struct_size = 8;
+    CHECK(wyjit_family_field(family.c_str(), 0, &info) == WYJIT_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(last_error(), Catch::Contains("wyjit_field_info.struct_size is 8"));
+  }
+  size_t count = 0;
+  CHECK(wyjit_family_field_count("nope", &count) == WYJIT_ERROR_INVALID_SPEC);
+  CHECK_THAT(last_error(), Catch::Contains("family is 'nope'"));
+}
+
+TEST_CASE("C API: text out reports the length and refuses a short buffer", "[capi]") {
   size_t length = 0;
-  REQUIRE(wyjit_spec_format(&spec, nullptr, 0, &length) == WYJIT_OK);
+  REQUIRE(wyjit_spec_build("gdn_verify", nullptr, nullptr, 0, nullptr, 0, &length) == WYJIT_OK);
   CHECK(length == std::strlen("gdn_verify.k4.io_bf16.st_f32.strided.vk.d128"));
   std::vector<char> small(length, 'x');  // one byte short: no room for the NUL
-  CHECK(wyjit_spec_format(&spec, small.data(), small.size(), nullptr) ==
+  CHECK(wyjit_spec_build("gdn_verify", nullptr, nullptr, 0, small.data(), small.size(), nullptr) ==
         WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("size is 44 bytes") && Catch::Contains("needs 45"));
   CHECK(std::string(small.begin(), small.end()) == std::string(length, 'x'));  // untouched
 }
 
 TEST_CASE("C API: the last error is per thread and survives successful calls", "[capi]") {
-  wyjit_spec spec;
-  CHECK(wyjit_spec_parse("nonsense", &spec) == WYJIT_ERROR_INVALID_SPEC);
+  CHECK(wyjit_spec_validate("nonsense") == WYJIT_ERROR_INVALID_SPEC);
   const std::string mine = last_error();
   CHECK_THAT(mine, Catch::Contains("nonsense"));
   std::string other_before;
   std::string other_after;
   std::thread([&] {
     other_before = wyjit_last_error();
-    wyjit_spec s;
-    wyjit_spec_parse("gdn_verify.k4.io_f64.st_f32.strided.vk.d128", &s);
+    wyjit_spec_validate("gdn_verify.k4.io_f64.st_f32.strided.vk.d128");
     other_after = wyjit_last_error();
   }).join();
   CHECK(other_before.empty());
   CHECK_THAT(other_after, Catch::Contains("f64"));
   CHECK(last_error() == mine);
-  wyjit_spec_init(&spec);
-  CHECK(wyjit_spec_validate(&spec) == WYJIT_OK);
+  CHECK(wyjit_spec_validate("gdn_verify.k4.io_bf16.st_f32.strided.vk.d128") == WYJIT_OK);
   CHECK(last_error() == mine);
 }
 
@@ -226,10 +282,10 @@ TEST_CASE("C API: structs from another version are refused by struct_size", "[ca
   CHECK(wyjit_jit_get_counters(owned.get(), &counters) == WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("wyjit_counters.struct_size"));
 
-  wyjit_spec spec;
-  wyjit_spec_init(&spec);
   wyjit_gdn_verify_args args{};
-  CHECK(wyjit_check_gdn_verify(&spec, &args) == WYJIT_ERROR_INVALID_ARGUMENT);
+  args.struct_size = 0;
+  CHECK(wyjit_check_gdn_verify("gdn_verify.k4.io_bf16.st_f32.strided.vk.d128", &args) ==
+        WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("wyjit_gdn_verify_args.struct_size is 0"));
 }
 
@@ -268,10 +324,9 @@ TEST_CASE("C API: precompile compiles every variant once, in parallel, into the 
   const TempDir dir;
   const JitPtr jit = make_jit(dir.str());
   CHECK(std::string(wyjit_jit_cache_dir(jit.get())) == dir.str());
-  std::vector<wyjit_spec> specs(3);
-  REQUIRE(wyjit_spec_parse("gdn_verify.k1.io_f32.st_f32.strided.vk.d64", &specs[0]) == WYJIT_OK);
-  REQUIRE(wyjit_spec_parse("gdn_verify.k3.io_bf16.st_f32.strided.kv.d64", &specs[1]) == WYJIT_OK);
-  REQUIRE(wyjit_spec_parse("gdn_verify.k2.io_f16.st_f32.strided.vk.d64", &specs[2]) == WYJIT_OK);
+  const std::vector<const char*> specs = {"gdn_verify.k1.io_f32.st_f32.strided.vk.d64",
+                                          "gdn_verify.k3.io_bf16.st_f32.strided.kv.d64",
+                                          "gdn_verify.k2.io_f16.st_f32.strided.vk.d64"};
   std::vector<wyjit_status> statuses(specs.size(), WYJIT_ERROR_INTERNAL);
   REQUIRE(wyjit_precompile(jit.get(), specs.data(), specs.size(), "sm_90", 2, statuses.data()) ==
           WYJIT_OK);
@@ -297,19 +352,17 @@ TEST_CASE("C API: precompile compiles every variant once, in parallel, into the 
 TEST_CASE("C API: precompile checks everything before compiling anything", "[capi]") {
   const TempDir dir;
   const JitPtr jit = make_jit(dir.str());
-  std::vector<wyjit_spec> specs(2);
-  wyjit_spec_init(&specs[0]);
-  wyjit_spec_init(&specs[1]);
-  specs[1].k = 33;
+  const std::vector<const char*> specs = {"gdn_verify.k4.io_bf16.st_f32.strided.vk.d128",
+                                          "gdn_verify.k33.io_bf16.st_f32.strided.vk.d128"};
   CHECK(wyjit_precompile(jit.get(), specs.data(), 2, "sm_90", 1, nullptr) ==
         WYJIT_ERROR_INVALID_SPEC);
-  CHECK_THAT(last_error(), Catch::Contains("specs[1]") && Catch::Contains("K is 33"));
+  CHECK_THAT(last_error(), Catch::Contains("names[1]") && Catch::Contains("K is 33"));
   CHECK(wyjit_precompile(jit.get(), specs.data(), 1, "sm90", 1, nullptr) ==
         WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("sm90"));
   CHECK(wyjit_precompile(jit.get(), nullptr, 1, "sm_90", 1, nullptr) ==
         WYJIT_ERROR_INVALID_ARGUMENT);
-  CHECK_THAT(last_error(), Catch::Contains("specs is NULL"));
+  CHECK_THAT(last_error(), Catch::Contains("names is NULL"));
   CHECK(counters_of(jit.get()).compiles == 0);
   CHECK(!fs::exists(dir.path() / "sm_90"));
 }
@@ -318,8 +371,7 @@ TEST_CASE("C API: with no-JIT a miss is an error naming the variant; read-only r
           "[capi][nvrtc]") {
   const TempDir shipped;
   const TempDir writable;
-  wyjit_spec spec;
-  REQUIRE(wyjit_spec_parse("gdn_verify.k1.io_f32.st_f32.strided.kv.d64", &spec) == WYJIT_OK);
+  const char* spec = "gdn_verify.k1.io_f32.st_f32.strided.kv.d64";
   {
     const JitPtr builder = make_jit(shipped.str());
     REQUIRE(wyjit_precompile(builder.get(), &spec, 1, "sm_90", 1, nullptr) == WYJIT_OK);
@@ -352,8 +404,7 @@ TEST_CASE("C API: with no-JIT a miss is an error naming the variant; read-only r
 }
 
 TEST_CASE("C API: launch checks run without a GPU and name the argument", "[capi]") {
-  wyjit_spec spec;
-  REQUIRE(wyjit_spec_parse("gdn_verify.k2.io_f32.st_f32.strided.vk.d64", &spec) == WYJIT_OK);
+  const char* spec = "gdn_verify.k2.io_f32.st_f32.strided.vk.d64";
   wyjit_gdn_verify_args args;
   wyjit_gdn_verify_args_init(&args);
   CHECK(args.struct_size == sizeof args);
@@ -376,30 +427,34 @@ TEST_CASE("C API: launch checks run without a GPU and name the argument", "[capi
   args.v_stride = 128;
   args.gb_stride = 2;
   args.o_stride = 128;
-  args.state = fake(7);
-  args.state_seq_stride = 2 * 64 * 64;
-  args.inter = fake(8);
-  args.inter_seq_stride = 2 * 64 * 64;
-  args.inter_tok_stride = 2 * 64 * 64;
-  CHECK(wyjit_check_gdn_verify(&spec, &args) == WYJIT_OK);
+  args.states.state = fake(7);
+  args.states.state_seq_stride = 2 * 64 * 64;
+  args.states.inter = fake(8);
+  args.states.inter_seq_stride = 2 * 64 * 64;
+  args.states.inter_tok_stride = 2 * 64 * 64;
+  CHECK(wyjit_check_gdn_verify(spec, &args) == WYJIT_OK);
   args.v_stride = 100;
-  CHECK(wyjit_check_gdn_verify(&spec, &args) == WYJIT_ERROR_INVALID_ARGUMENT);
+  CHECK(wyjit_check_gdn_verify(spec, &args) == WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("args.v_stride is 100"));
   args.v_stride = 128;
   args.k = 3;
-  CHECK(wyjit_check_gdn_verify(&spec, &args) == WYJIT_ERROR_INVALID_ARGUMENT);
+  CHECK(wyjit_check_gdn_verify(spec, &args) == WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("args.k is 3, must be 2"));
   args.k = 2;
   CHECK(wyjit_launch_gdn_verify(nullptr, &args, nullptr) == WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("kernel is NULL"));
-  CHECK(wyjit_check_gdn_verify(&spec, nullptr) == WYJIT_ERROR_INVALID_ARGUMENT);
+  CHECK(wyjit_check_gdn_verify(spec, nullptr) == WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("args is NULL"));
+  CHECK(wyjit_check_gdn_verify("conv1d_update.k2.io_f32.w4.wt_f32.window.strided", &args) ==
+        WYJIT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(last_error(), Catch::Contains("is a conv1d_update variant, not gdn_verify"));
+  CHECK(wyjit_check_gdn_verify("gdn_verify.k2", &args) == WYJIT_ERROR_INVALID_SPEC);
 }
 
 TEST_CASE("C API: table stager arguments are checked before the driver", "[capi]") {
   wyjit_table_stager* stager = nullptr;
   CHECK(wyjit_table_stager_create(0, 4, &stager) == WYJIT_ERROR_INVALID_ARGUMENT);
-  CHECK_THAT(last_error(), Catch::Contains("k is 0, must be 1..32"));
+  CHECK_THAT(last_error(), Catch::Contains("writes is 0, must be 1..32"));
   CHECK(wyjit_table_stager_create(4, 0, &stager) == WYJIT_ERROR_INVALID_ARGUMENT);
   CHECK_THAT(last_error(), Catch::Contains("max_batch is 0, must be >= 1"));
   CHECK(stager == nullptr);
@@ -428,8 +483,9 @@ TEST_CASE("C API: without a GPU, device calls report the driver and kernels are 
   const TempDir dir;
   const JitPtr jit = make_jit(dir.str());
   wyjit_kernel* kernel = nullptr;
-  CHECK(wyjit_jit_get_kernel_by_name(jit.get(), "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128",
-                                     &kernel) == WYJIT_ERROR_DRIVER);
+  CHECK(wyjit_jit_get_kernel(jit.get(), "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128", &kernel) ==
+        WYJIT_ERROR_DRIVER);
+  CHECK(wyjit_jit_get_kernel(jit.get(), "gdn_verify.k99", &kernel) == WYJIT_ERROR_INVALID_SPEC);
   CHECK(kernel == nullptr);
   CHECK(wyjit_table_stager_create(4, 8, nullptr) == WYJIT_ERROR_INVALID_ARGUMENT);
   wyjit_table_stager* stager = nullptr;

@@ -30,7 +30,7 @@ TEST_CASE("cli: --help and --version exit 0", "[cli]") {
   const RunResult version = run_wyjit("--version");
   INFO(version.output);
   CHECK(version.status == 0);
-  CHECK(version.output.find("0.1.0") != std::string::npos);
+  CHECK(version.output.find("0.2.0") != std::string::npos);
 
   const RunResult sub_help = run_wyjit("precompile --help");
   INFO(sub_help.output);
@@ -110,8 +110,11 @@ TEST_CASE("cli: bad arguments exit 2 and write nothing", "[cli]") {
            "precompile --arch sm_90 --family conv1d_update --l2norm",
            "precompile --arch sm_90 --all --family conv1d_update",
            "precompile --arch sm_90 --bias maybe",
-           "precompile --arch sm_90 --silu",
-           "precompile --arch sm_90 --weight bf16",
+           "precompile --arch sm_90 --silu maybe",
+           "precompile --arch sm_90 --weight f8",
+           "precompile --arch sm_90 --set",
+           "precompile --arch sm_90 --set k",
+           "precompile --arch sm_90 --set nofield=1",
            "precompile --arch sm_90 --width 9",
            "precompile --arch sm_90 --rollback sideways",
        }) {
@@ -177,7 +180,7 @@ TEST_CASE("cli: list, verify (and --repair) and prune", "[cli]") {
       .key_text = "wyjit-cache-key 0\nvariant gdn_verify.k1.io_f32.st_f32.strided.vk.d128\n",
       .variant = "gdn_verify.k1.io_f32.st_f32.strided.vk.d128",
       .target = "sm_90",
-      .lowered_names = {"_Z3foov"},
+      .roles = {{"verify", "_Z3foov"}},
       .payload = std::vector<std::uint8_t>(100, 1),
   };
   const fs::path stale =

@@ -95,7 +95,11 @@ TEST_CASE("cli: family-only selectors name the flag, its value and the families"
   CHECK_THAT(refused("--family gdn_verify,conv1d_usdate"),
              Catch::Contains("bad value 'conv1d_usdate' for --family: expected one of gdn_verify, "
                              "conv1d_update"));
-  CHECK_THAT(refused("--weight bf16"), Catch::Contains("bad value 'bf16' for --weight"));
+  CHECK_THAT(refused("--weight f8"),
+             Catch::Contains("bad value 'f8' for --weight: expected one of f32, f16, bf16, or io"));
+  CHECK_THAT(refused("--set width=1"),
+             Catch::Contains("bad value '1' for --set width: must be in 2..8"));
+  CHECK_THAT(refused("--set colour=red"), Catch::Contains("no family has a field 'colour'"));
   CHECK_THAT(refused("--bias yes"),
              Catch::Contains("bad value 'yes' for --bias: expected on or off"));
   CHECK_THAT(refused("--width 1"), Catch::Contains("bad value '1' for --width: must be in 2..8"));
@@ -122,6 +126,14 @@ TEST_CASE("cli: precompile selects conv1d_update variants by family", "[cli]") {
   // narrowed by the selectors given.
   CHECK(variants(precompile("--family conv1d_update --k 2 --rollback window "
                             "--addressing slot,table")) ==
+        std::vector<std::string>{
+            "conv1d_update.k2.io_bf16.w4.wt_bf16.window.slot.silu",
+            "conv1d_update.k2.io_bf16.w4.wt_bf16.window.table.silu",
+        });
+
+  // `--set FIELD=VALUES` is the same selector.
+  CHECK(variants(precompile("--family conv1d_update --set k=2 --set rollback=window "
+                            "--set addressing=slot,table")) ==
         std::vector<std::string>{
             "conv1d_update.k2.io_bf16.w4.wt_bf16.window.slot.silu",
             "conv1d_update.k2.io_bf16.w4.wt_bf16.window.table.silu",

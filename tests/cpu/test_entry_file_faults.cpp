@@ -55,7 +55,7 @@ TEST_CASE("cache entry with a bad preamble or key is corrupt with a precise reas
   CHECK(decode_entry(bytes, kEntryKey).reason == "bad magic");
   bytes = good;
   bytes[8] = 7;
-  CHECK(decode_entry(bytes, kEntryKey).reason == "format version 7, expected 1");
+  CHECK(decode_entry(bytes, kEntryKey).reason == "format version 7, expected 2");
   bytes = good;
   std::fill(bytes.begin() + 12, bytes.begin() + 16, std::uint8_t{0xff});
   CHECK(decode_entry(bytes, kEntryKey).reason.rfind("absurd header length 4294967295", 0) == 0);
@@ -85,10 +85,15 @@ TEST_CASE("cache entry header fields are validated", "[cache]") {
     CHECK(reason_for(header) == expected);
   }
   nlohmann::json header = good_header(10);
-  header["lowered_names"] = "a";
-  CHECK(reason_for(header) == "header field 'lowered_names' missing or not an array");
-  header["lowered_names"] = {"a", 1};
-  CHECK(reason_for(header) == "header field 'lowered_names' holds a non-string");
+  header["roles"] = "a";
+  CHECK(reason_for(header) == "header field 'roles' missing or not an array");
+  using Json = nlohmann::json;
+  for (const Json& bad : {Json::array({Json::array({"verify", 1})}), Json::array({"a", "b"}),
+                          Json::array({Json::array({"verify", "a", "b"})})}) {
+    header["roles"] = bad;
+    CHECK(reason_for(header) ==
+          "header field 'roles' holds something other than [role, lowered name]");
+  }
   for (const nlohmann::json& bad :
        {nlohmann::json(-1), nlohmann::json(10.0), nlohmann::json("10")}) {
     header = good_header(10);

@@ -17,7 +17,7 @@ TEST_CASE("cache entry encodes to the documented layout and decodes back", "[cac
   const Bytes bytes = encode_entry(entry);
   REQUIRE(bytes.size() > 16 + 32 + 100);
   CHECK(std::equal(bytes.begin(), bytes.begin() + 8, std::string_view("WYJITCE\0", 8).begin()));
-  CHECK(Bytes(bytes.begin() + 8, bytes.begin() + 12) == Bytes{1, 0, 0, 0});
+  CHECK(Bytes(bytes.begin() + 8, bytes.begin() + 12) == Bytes{2, 0, 0, 0});
   const std::uint32_t header_size =
       bytes[12] | (bytes[13] << 8) | (bytes[14] << 16) | (bytes[15] << 24);
   CHECK(bytes.size() == 16 + header_size + 100 + 32);
@@ -30,7 +30,7 @@ TEST_CASE("cache entry encodes to the documented layout and decodes back", "[cac
   check_same(read.entry, entry);
 
   CacheEntry empty = make_entry(0);
-  empty.lowered_names.clear();
+  empty.roles.clear();
   const EntryRead empty_read = decode_entry(encode_entry(empty), kEntryKey);
   REQUIRE(empty_read.status == Status::ok);
   check_same(empty_read.entry, empty);

@@ -7,7 +7,8 @@
 
 #include "guard_test_support.hpp"
 #include "wyjit/error.hpp"
-#include "wyjit/gdn_verify.hpp"
+#include "wyjit/jit.hpp"
+#include "wyjit/spec.hpp"
 
 using namespace wyjit;
 
@@ -15,7 +16,7 @@ namespace {
 
 using test::fake;
 
-GdnVerifyArgs valid_args(const KernelSpec& spec, int batch = 3) {
+GdnVerifyArgs valid_args(const GdnVerifySpec& spec, int batch = 3) {
   GdnVerifyArgs a;
   a.batch = batch;
   a.num_k_heads = 16;
@@ -35,11 +36,12 @@ GdnVerifyArgs valid_args(const KernelSpec& spec, int batch = 3) {
   a.gb_stride = 32;
   a.o_stride = 32 * 128;
   const std::int64_t tile = 32 * 128 * 128;
-  test::fake_state_addressing(a, tile, batch, spec.k, spec.k);
+  test::fake_state_addressing(a.states, tile, batch, spec.k, spec.k);
   return a;
 }
 
-std::string guard_message(const KernelSpec& spec, const std::function<void(GdnVerifyArgs&)>& edit) {
+std::string guard_message(const GdnVerifySpec& spec,
+                          const std::function<void(GdnVerifyArgs&)>& edit) {
   return test::guard_message_of(valid_args(spec), edit,
                                 [&](const GdnVerifyArgs& a) { check_gdn_verify_args(spec, a); });
 }
@@ -48,13 +50,13 @@ std::string guard_message(const KernelSpec& spec, const std::function<void(GdnVe
 
 TEST_CASE("valid arguments pass the guards in every addressing mode", "[launch]") {
   for (const Addressing addressing : {Addressing::strided, Addressing::table, Addressing::slot}) {
-    const KernelSpec spec{.k = 4, .addressing = addressing};
+    const GdnVerifySpec spec{.k = 4, .addressing = addressing};
     CHECK(guard_message(spec, [](GdnVerifyArgs&) {}) == "accepted");
   }
 }
 
 TEST_CASE("launch guards name the argument and its value", "[launch]") {
-  const KernelSpec spec{.k = 4};
+  const GdnVerifySpec spec{.k = 4};
   const auto msg = [&](const std::function<void(GdnVerifyArgs&)>& edit) {
     return guard_message(spec, edit);
   };
@@ -75,12 +77,14 @@ TEST_CASE("launch guards name the argument and its value", "[launch]") {
   CHECK_THAT(msg([](auto& a) { a.out = nullptr; }), Catch::Contains("args.out is null"));
   CHECK_THAT(msg([](auto& a) { a.g = nullptr; }), Catch::Contains("args.g is null"));
   CHECK_THAT(msg([](auto& a) { a.beta = nullptr; }), Catch::Contains("args.beta is null"));
-  CHECK_THAT(msg([](auto& a) { a.state = nullptr; }), Catch::Contains("args.state is null"));
-  CHECK_THAT(msg([](auto& a) { a.inter = nullptr; }), Catch::Contains("args.inter is null"));
+  CHECK_THAT(msg([](auto& a) { a.states.state = nullptr; }),
+             Catch::Contains("args.states.state is null"));
+  CHECK_THAT(msg([](auto& a) { a.states.inter = nullptr; }),
+             Catch::Contains("args.states.inter is null"));
   CHECK_THAT(msg([](auto& a) { a.q = fake(0x10002); }),
              Catch::Contains("args.q = 0x10002 is not aligned to 8 bytes"));
-  CHECK_THAT(msg([](auto& a) { a.state = fake(0x1000008); }),
-             Catch::Contains("args.state = 0x1000008 is not aligned to 16 bytes"));
+  CHECK_THAT(msg([](auto& a) { a.states.state = fake(0x1000008); }),
+             Catch::Contains("args.states.state = 0x1000008 is not aligned to 16 bytes"));
   CHECK_THAT(msg([](auto& a) { a.qk_stride = 100; }),
              Catch::Contains("args.qk_stride is 100, must be >= 2048"));
   CHECK_THAT(msg([](auto& a) { a.qk_stride = 2050; }),
@@ -88,53 +92,53 @@ TEST_CASE("launch guards name the argument and its value", "[launch]") {
   CHECK_THAT(msg([](auto& a) { a.v_stride = 4095; }), Catch::Contains("args.v_stride is 4095"));
   CHECK_THAT(msg([](auto& a) { a.o_stride = 12; }), Catch::Contains("args.o_stride is 12"));
   CHECK_THAT(msg([](auto& a) { a.gb_stride = 31; }), Catch::Contains("args.gb_stride is 31"));
-  CHECK_THAT(msg([](auto& a) { a.state_seq_stride = 1000; }),
-             Catch::Contains("args.state_seq_stride is 1000, must be >= 524288"));
-  CHECK_THAT(msg([](auto& a) { a.inter_tok_stride = 1000; }),
-             Catch::Contains("args.inter_tok_stride is 1000, must be >= 524288"));
-  CHECK_THAT(msg([](auto& a) { a.inter_seq_stride = 524288; }),
-             Catch::Contains("args.inter_seq_stride is 524288, must be >= 1572864"));
+  CHECK_THAT(msg([](auto& a) { a.states.state_seq_stride = 1000; }),
+             Catch::Contains("args.states.state_seq_stride is 1000, must be >= 524288"));
+  CHECK_THAT(msg([](auto& a) { a.states.inter_tok_stride = 1000; }),
+             Catch::Contains("args.states.inter_tok_stride is 1000, must be >= 524288"));
+  CHECK_THAT(msg([](auto& a) { a.states.inter_seq_stride = 524288; }),
+             Catch::Contains("args.states.inter_seq_stride is 524288, must be >= 1572864"));
   // Token-major intermediate states are fine when they do not overlap.
   CHECK(msg([](auto& a) {
-          a.inter_seq_stride = 524288;
-          a.inter_tok_stride = 3 * 524288;
+          a.states.inter_seq_stride = 524288;
+          a.states.inter_tok_stride = 3 * 524288;
         }) == "accepted");
 }
 
 TEST_CASE("K = 1 needs no intermediate states; batch 1 needs no sequence stride", "[launch]") {
-  const KernelSpec spec{.k = 1};
+  const GdnVerifySpec spec{.k = 1};
   CHECK(guard_message(spec, [](auto& a) {
-          a.inter = nullptr;
-          a.inter_seq_stride = 0;
-          a.inter_tok_stride = 0;
+          a.states.inter = nullptr;
+          a.states.inter_seq_stride = 0;
+          a.states.inter_tok_stride = 0;
         }) == "accepted");
-  GdnVerifyArgs a = valid_args(KernelSpec{.k = 4}, 1);
-  a.state_seq_stride = 0;
-  CHECK_NOTHROW(check_gdn_verify_args(KernelSpec{.k = 4}, a));
+  GdnVerifyArgs a = valid_args(GdnVerifySpec{.k = 4}, 1);
+  a.states.state_seq_stride = 0;
+  CHECK_NOTHROW(check_gdn_verify_args(GdnVerifySpec{.k = 4}, a));
 }
 
 TEST_CASE("table and slot guards", "[launch]") {
-  const KernelSpec table{.k = 4, .addressing = Addressing::table};
-  CHECK_THAT(guard_message(table, [](auto& a) { a.tables = nullptr; }),
-             Catch::Contains("args.tables is null: stage the pointer tables first"));
-  CHECK_THAT(guard_message(table, [](auto& a) { a.slab_stride = 2; }),
-             Catch::Contains("args.slab_stride is 2, must be >= 3"));
-  CHECK(guard_message(table, [](auto& a) { a.state = nullptr; }) == "accepted");
-  const KernelSpec slot{.k = 4, .addressing = Addressing::slot};
-  CHECK_THAT(guard_message(slot, [](auto& a) { a.read_slot = nullptr; }),
-             Catch::Contains("args.read_slot is null"));
-  CHECK_THAT(guard_message(slot, [](auto& a) { a.write_slot = nullptr; }),
-             Catch::Contains("args.write_slot is null"));
-  CHECK_THAT(guard_message(slot, [](auto& a) { a.write_slot_stride = 3; }),
-             Catch::Contains("args.write_slot_stride is 3, must be >= 4"));
-  CHECK_THAT(guard_message(slot, [](auto& a) { a.num_slots = 0; }),
-             Catch::Contains("args.num_slots is 0"));
-  CHECK_THAT(guard_message(slot, [](auto& a) { a.slot_stride = 5; }),
-             Catch::Contains("args.slot_stride is 5"));
+  const GdnVerifySpec table{.k = 4, .addressing = Addressing::table};
+  CHECK_THAT(guard_message(table, [](auto& a) { a.states.tables = nullptr; }),
+             Catch::Contains("args.states.tables is null: stage the pointer tables first"));
+  CHECK_THAT(guard_message(table, [](auto& a) { a.states.slab_stride = 2; }),
+             Catch::Contains("args.states.slab_stride is 2, must be >= 3"));
+  CHECK(guard_message(table, [](auto& a) { a.states.state = nullptr; }) == "accepted");
+  const GdnVerifySpec slot{.k = 4, .addressing = Addressing::slot};
+  CHECK_THAT(guard_message(slot, [](auto& a) { a.states.read_slot = nullptr; }),
+             Catch::Contains("args.states.read_slot is null"));
+  CHECK_THAT(guard_message(slot, [](auto& a) { a.states.write_slot = nullptr; }),
+             Catch::Contains("args.states.write_slot is null"));
+  CHECK_THAT(guard_message(slot, [](auto& a) { a.states.write_slot_stride = 3; }),
+             Catch::Contains("args.states.write_slot_stride is 3, must be >= 4"));
+  CHECK_THAT(guard_message(slot, [](auto& a) { a.states.num_slots = 0; }),
+             Catch::Contains("args.states.num_slots is 0"));
+  CHECK_THAT(guard_message(slot, [](auto& a) { a.states.slot_stride = 5; }),
+             Catch::Contains("args.states.slot_stride is 5"));
 }
 
 TEST_CASE("fused gating needs a, b, A_log and dt_bias instead of g and beta", "[launch]") {
-  const KernelSpec spec{.k = 4, .fused_gating = true};
+  const GdnVerifySpec spec{.k = 4, .fused_gating = true};
   const auto with_gating = [](GdnVerifyArgs& a) {
     a.g = nullptr;
     a.beta = nullptr;
@@ -153,11 +157,14 @@ TEST_CASE("fused gating needs a, b, A_log and dt_bias instead of g and beta", "[
 }
 
 TEST_CASE("launch refuses a kernel with no handle after the guards pass", "[launch]") {
-  const KernelSpec spec{.k = 4};
-  const Kernel kernel(spec, nullptr);
+  const GdnVerifySpec spec{.k = 4};
+  const Kernel kernel(spec);
   CHECK_THROWS_WITH(launch_gdn_verify(kernel, valid_args(spec), nullptr),
-                    Catch::Contains("no function handle"));
+                    Catch::Contains("no function handle for its 'verify' kernel"));
   GdnVerifyArgs bad = valid_args(spec);
   bad.k = 3;
   CHECK_THROWS_WITH(launch_gdn_verify(kernel, bad, nullptr), Catch::Contains("args.k is 3"));
+  const Kernel other(Conv1dUpdateSpec{.k = 4});
+  CHECK_THROWS_WITH(launch_gdn_verify(other, valid_args(spec), nullptr),
+                    Catch::Contains("the kernel is a conv1d_update variant, not gdn_verify"));
 }

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cache/cache_key.hpp"
 #include "compile/nvrtc_compiler.hpp"
@@ -12,25 +13,42 @@
 using namespace wyjit;
 
 TEST_CASE("stamped source is self-contained and instantiates the spec", "[stamp]") {
-  const KernelSpec spec{.k = 7, .io = DType::f16, .layout = Layout::kv, .l2norm_qk = true};
+  const KernelSpec spec =
+      GdnVerifySpec{.k = 7, .io = DType::f16, .layout = Layout::kv, .l2norm_qk = true};
   const detail::StampedSource s = detail::stamp(spec);
-  CHECK(s.name_expression ==
+  REQUIRE(s.name_expressions.size() == 1);
+  CHECK(s.name_expressions[0] ==
         "wyjit_kernels::gdn_verify_kernel<wyjit_kernels::GdnVerifyConfig<7, 128, 128, "
         "wyjit_kernels::Half, float, wyjit_kernels::kLayoutKV, wyjit_kernels::kAddrStrided, "
         "true, false> >");
-  CHECK_THAT(s.text, Catch::Contains("template __global__ void " + s.name_expression));
+  CHECK_THAT(s.text, Catch::Contains("template __global__ void " + s.name_expressions[0]));
   CHECK_THAT(s.text, Catch::Contains(format_spec(spec)));
   // Hermetic: every include is inlined, each file once.
   CHECK(s.text.find("#include") == std::string::npos);
-  CHECK_THAT(s.text, Catch::Contains("// ---- kernel_src/wyjit_types.cuh"));
+  CHECK_THAT(s.text, Catch::Contains("// ---- kernel_src/common/types.cuh"));
+  CHECK_THAT(s.text, Catch::Contains("// ---- kernel_src/common/state_refs.cuh"));
   CHECK(s.text.find("struct GdnVerifyParams {") == s.text.rfind("struct GdnVerifyParams {"));
   CHECK(stamped_source(spec) == s.text);
 }
 
+TEST_CASE("a variant with several kernels instantiates each role once", "[stamp]") {
+  const KernelSpec spec = Conv1dUpdateSpec{.k = 3, .io = DType::bf16, .weight = DType::bf16};
+  const detail::StampedSource s = detail::stamp(spec);
+  REQUIRE(s.name_expressions.size() == 2);
+  CHECK_THAT(s.name_expressions[0], Catch::StartsWith("wyjit_kernels::conv1d_update_wide_kernel<"));
+  CHECK_THAT(s.name_expressions[1],
+             Catch::StartsWith("wyjit_kernels::conv1d_update_narrow_kernel<"));
+  for (const std::string& name : s.name_expressions) {
+    CHECK(s.text.find("template __global__ void " + name) ==
+          s.text.rfind("template __global__ void " + name));
+  }
+  CHECK(s.text.find("#include") == std::string::npos);
+}
+
 TEST_CASE("cache keys change with everything that changes the bytes, and only that",
           "[stamp][cache]") {
-  const KernelSpec a{.k = 4};
-  const KernelSpec b{.k = 5};
+  const KernelSpec a = GdnVerifySpec{.k = 4};
+  const KernelSpec b = GdnVerifySpec{.k = 5};
   const Target sm90 = Target::parse("sm_90");
   const detail::CacheKey ka = detail::make_cache_key(a, detail::stamp(a), sm90);
   CHECK(ka.hash == detail::make_cache_key(a, detail::stamp(a), sm90).hash);
@@ -87,15 +105,17 @@ TEST_CASE("NVRTC compiles the K x io matrix for sm_90 and other archs without wa
       }
       for (const Layout layout : {Layout::vk, Layout::kv}) {
         if (layout == Layout::kv && io != DType::bf16) continue;
-        const KernelSpec spec{.k = k, .io = io, .layout = layout, .l2norm_qk = k % 2 == 0};
+        const KernelSpec spec =
+            GdnVerifySpec{.k = k, .io = io, .layout = layout, .l2norm_qk = k % 2 == 0};
         const detail::StampedSource s = detail::stamp(spec);
         for (const Target& target : targets) {
           INFO(format_spec(spec) << " for " << target.name());
           const detail::NvrtcResult r = detail::nvrtc_compile(
-              s.text, s.program_name, s.name_expression, target, format_spec(spec));
+              s.text, s.program_name, s.name_expressions, target, format_spec(spec));
           CHECK(r.log.empty());
           CHECK(r.binary.size() > 1000);
-          CHECK_THAT(r.lowered_name, Catch::StartsWith("_Z"));
+          REQUIRE(r.lowered_names.size() == 1);
+          CHECK_THAT(r.lowered_names[0], Catch::StartsWith("_Z"));
         }
       }
     }
@@ -105,7 +125,8 @@ TEST_CASE("NVRTC compiles the K x io matrix for sm_90 and other archs without wa
 TEST_CASE("a compile error carries the log, the options and the variant", "[nvrtc]") {
   try {
     detail::nvrtc_compile("__global__ void broken() { undeclared_name = 1; }", "broken.cu",
-                          "broken", Target{.arch = 90}, "gdn_verify.k4.example");
+                          std::vector<std::string>{"broken"}, Target{.arch = 90},
+                          "gdn_verify.k4.example");
     FAIL("compiled");
   } catch (const Error& e) {
     CHECK(e.code() == ErrorCode::compile_failed);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// GdnTableStager::stage's argument checks, without a GPU: null entries are padding anywhere in
-// the batch (a null S_b skips the sequence, a null Hi_t(b) skips that state), null arrays and a
+// TableStager::stage's argument checks, without a GPU: null entries are padding anywhere in
+// the batch (a null S_b skips the sequence, a null write tile skips that tile), null arrays and a
 // batch outside 1..max_batch are refused naming the argument.
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "wyjit/error.hpp"
-#include "wyjit/gdn_verify.hpp"
+#include "wyjit/table_stager.hpp"
 
 using namespace wyjit;
 
@@ -36,7 +36,7 @@ struct Tables {
 
 ErrorCode code_of(int k, int max_batch, void* const* states, void* const* const* inter, int batch) {
   try {
-    GdnTableStager::check_stage(k, max_batch, states, inter, batch);
+    TableStager::check_stage(k, max_batch, states, inter, batch);
   } catch (const Error& e) {
     return e.code();
   }
@@ -48,22 +48,22 @@ ErrorCode code_of(int k, int max_batch, void* const* states, void* const* const*
 
 TEST_CASE("table stager: full, short and padded batches pass the checks", "[launch][stager]") {
   Tables tables(4, 5);
-  CHECK_NOTHROW(GdnTableStager::check_stage(4, 5, tables.states.data(), tables.inter_rows(), 5));
-  CHECK_NOTHROW(GdnTableStager::check_stage(4, 8, tables.states.data(), tables.inter_rows(), 5));
+  CHECK_NOTHROW(TableStager::check_stage(4, 5, tables.states.data(), tables.inter_rows(), 5));
+  CHECK_NOTHROW(TableStager::check_stage(4, 8, tables.states.data(), tables.inter_rows(), 5));
   // A padded sequence in the middle, its intermediate states left as they were (ignored).
   tables.states[2] = nullptr;
-  CHECK_NOTHROW(GdnTableStager::check_stage(4, 5, tables.states.data(), tables.inter_rows(), 5));
+  CHECK_NOTHROW(TableStager::check_stage(4, 5, tables.states.data(), tables.inter_rows(), 5));
   // A skipped intermediate state of a live sequence, and a padded sequence with null entries.
   tables.inter[0][1] = nullptr;
   tables.inter[1][2] = nullptr;
   tables.inter[2][4] = nullptr;
-  CHECK_NOTHROW(GdnTableStager::check_stage(4, 5, tables.states.data(), tables.inter_rows(), 5));
+  CHECK_NOTHROW(TableStager::check_stage(4, 5, tables.states.data(), tables.inter_rows(), 5));
   // Every sequence padded: a graph replayed with nothing to do this step.
   for (void*& s : tables.states) s = nullptr;
-  CHECK_NOTHROW(GdnTableStager::check_stage(4, 5, tables.states.data(), tables.inter_rows(), 5));
+  CHECK_NOTHROW(TableStager::check_stage(4, 5, tables.states.data(), tables.inter_rows(), 5));
   // K == 1: no intermediate states, inter may be null.
   Tables k1(1, 3);
-  CHECK_NOTHROW(GdnTableStager::check_stage(1, 3, k1.states.data(), nullptr, 3));
+  CHECK_NOTHROW(TableStager::check_stage(1, 3, k1.states.data(), nullptr, 3));
 }
 
 TEST_CASE("table stager: null arrays and bad batches are refused naming the argument",
@@ -71,17 +71,17 @@ TEST_CASE("table stager: null arrays and bad batches are refused naming the argu
   Tables tables(3, 4);
   const auto message = [&](void* const* states, void* const* const* inter, int batch) {
     try {
-      GdnTableStager::check_stage(3, 4, states, inter, batch);
+      TableStager::check_stage(3, 4, states, inter, batch);
     } catch (const Error& e) {
       return std::string(e.what());
     }
     return std::string("(accepted)");
   };
   CHECK_THAT(message(nullptr, tables.inter_rows(), 4),
-             Catch::StartsWith("GdnTableStager::stage(k 3, max_batch 4): states is null") &&
+             Catch::StartsWith("TableStager::stage(writes 3, max_batch 4): states is null") &&
                  Catch::Contains("a null entry pads that sequence"));
   CHECK_THAT(message(tables.states.data(), nullptr, 4),
-             Catch::Contains("inter is null (want K-1 = 2 arrays"));
+             Catch::Contains("inter is null (want writes-1 = 2 arrays"));
   tables.rows[1] = nullptr;
   CHECK_THAT(message(tables.states.data(), tables.inter_rows(), 4),
              Catch::Contains("inter[1] is null (want an array of batch pointers"));
