@@ -17,8 +17,8 @@ namespace wyjit {
 /// when stage() writes new tables between replays.
 ///
 /// Layout: `writes` slabs of max_batch pointers; slab 0 holds S_b, slab 1+t the tile of write t
-/// (t = 0..writes-2). Make it for the tiles a sequence writes per launch: K for gdn_verify and
-/// conv1d_update's intermediate form, 1 for conv1d_update's window form.
+/// (t = 0..writes-2). Make it for the tiles a sequence writes per launch, as the family's
+/// arguments say (e.g. K for gdn_verify).
 class WYJIT_API TableStager {
  public:
   /// Allocates room for `max_batch` sequences writing `writes` tiles each (1..32).

@@ -290,8 +290,7 @@ WYJIT_API wyjit_status wyjit_memcpy_dtoh(void* host_dst, const void* device_src,
  * address never changes, so a graph that captured a launch reading it stays valid when new
  * tables are staged between replays. The tables are `writes` slabs of per-sequence pointers, S_b
  * in slab 0 and the tile of write t in slab 1+t (wyjit/state_refs.h); make it for the tiles a
- * sequence writes per launch (K for gdn_verify and conv1d_update's intermediate form, 1 for its
- * window form).
+ * sequence writes per launch, as the family's arguments say (e.g. K for gdn_verify).
  */
 typedef struct wyjit_table_stager wyjit_table_stager;
 

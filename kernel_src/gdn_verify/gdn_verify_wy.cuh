@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// gdn_verify, WY form (the kv layout, where a column's dk elements are spread over the warps): p_t = S0^T k_t and r_t = S0^T q_t for all t from the state
-// strip in registers; u = W (v - e^G p), o = e^G r + C (v - e^G p) with K x K matrices W, C
-// formed from the k.k and q.k dots alone; then S_t = e^{g_t} S_{t-1} + k_t u_t^T, each S_t
-// written once. Every column of S is independent given the shared K x K scalars.
+// gdn_verify, WY form (the kv layout, where a column's dk elements are spread over the warps):
+// p_t = S0^T k_t and r_t = S0^T q_t for all t from the state strip in registers;
+// u = W (v - e^G p), o = e^G r + C (v - e^G p) with K x K matrices W, C formed from the k.k and
+// q.k dots alone; then S_t = e^{g_t} S_{t-1} + k_t u_t^T, each S_t written once. Every column of S is independent given the shared K x K scalars.
 #pragma once
 
 #include "gdn_verify/gdn_verify_shared.cuh"

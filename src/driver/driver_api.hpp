@@ -25,7 +25,6 @@ namespace wyjit::detail {
   X(cuDeviceGetName, 2000)              \
   X(cuDeviceGetAttribute, 2000)         \
   X(cuDevicePrimaryCtxRetain, 7000)     \
-  X(cuDevicePrimaryCtxRelease, 11000)   \
   X(cuCtxGetCurrent, 4000)              \
   X(cuCtxSetCurrent, 4000)              \
   X(cuCtxGetDevice, 2000)               \
@@ -43,8 +42,6 @@ namespace wyjit::detail {
   X(cuMemcpyDtoD, 3020)                 \
   X(cuMemcpyDtoDAsync, 3020)            \
   X(cuMemcpyHtoDAsync, 3020)            \
-  X(cuMemcpyDtoHAsync, 3020)            \
-  X(cuMemsetD8, 3020)                   \
   X(cuMemsetD32, 3020)                  \
   X(cuStreamCreate, 2000)               \
   X(cuStreamDestroy, 4000)              \
@@ -61,7 +58,6 @@ namespace wyjit::detail {
   X(cuEventSynchronize, 2000)           \
   X(cuEventElapsedTime, 12080)          \
   X(cuStreamIsCapturing, 10000)         \
-  X(cuMemGetInfo, 3020)                 \
   X(cuPointerGetAttribute, 4000)        \
   X(cuCtxPushCurrent, 4000)             \
   X(cuCtxPopCurrent, 4000)              \
