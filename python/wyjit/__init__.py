@@ -4,14 +4,34 @@
 Loads libwyjit.so with ctypes (no build step): from $WYJIT_LIBRARY, else next to this package,
 else the repository's build/lib, else the system's library path.
 
+Variants are canonical names; the library describes each family's fields, so this package
+keeps no copy of them:
+
+    wyjit.Spec.families()                       # ("gdn_verify", "conv1d_update")
+    wyjit.Spec.field_info("conv1d_update")      # name, kind, choices, range, default, doc
+    spec = wyjit.Spec.make("gdn_verify", k=4, l2norm=True, gating=True)
+    spec.name, spec.k, spec.gating              # "gdn_verify.k4....l2norm.gating", 4, True
+
+Launches take torch tensors (or raw device pointers), write into the outputs given, accept
+strided views and allocate nothing:
+
     import torch, wyjit
     jit = wyjit.Jit()
     kernel = jit.kernel("gdn_verify.k4.io_bf16.st_f32.strided.vk.d128")
     wyjit.gdn_verify(kernel, batch=B, num_k_heads=HK, num_v_heads=HV, q=q, k=k, v=v, g=g,
                      beta=beta, out=out, state=state, inter=inter,
                      stream=torch.cuda.current_stream())
+    conv = jit.kernel("conv1d_update.k4.io_bf16.w4.wt_bf16.window.slot.silu")
+    wyjit.conv1d_update(conv, batch=B, channels=C, x=x, y=y, weight=w, state=pool,
+                        read_slot=read, write_slot=write, window_offset=accepted,
+                        stream=torch.cuda.current_stream())
+
+check_gdn_verify / check_conv1d_update run every check (Python's and the library's) without a
+GPU; TableStager(writes, max_batch) keeps the pointer tables of table addressing at a fixed
+address for CUDA graphs.
 """
 
+from ._conv1d import build_conv1d_update_args, check_conv1d_update, conv1d_update
 from ._errors import (
     CacheError,
     CompileError,
@@ -33,16 +53,20 @@ from ._jit import (
     version,
 )
 from ._lib import library_path
-from ._spec import Spec
+from ._spec import FieldInfo, Spec
 from ._verify import build_args, check_gdn_verify, gdn_verify
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+#: build_args is gdn_verify's; this name says so next to build_conv1d_update_args.
+build_gdn_verify_args = build_args
 
 __all__ = [
     "CacheError",
     "CompileError",
     "DriverError",
     "Error",
+    "FieldInfo",
     "InternalError",
     "InvalidArgumentError",
     "InvalidSpecError",
@@ -53,7 +77,11 @@ __all__ = [
     "Spec",
     "TableStager",
     "build_args",
+    "build_conv1d_update_args",
+    "build_gdn_verify_args",
+    "check_conv1d_update",
     "check_gdn_verify",
+    "conv1d_update",
     "device_count",
     "device_unavailable_reason",
     "gdn_verify",

@@ -56,6 +56,11 @@ class Kernel:
         self._jit = jit  # keeps the manager (which owns the handle) alive
 
     @property
+    def name(self) -> str:
+        """The variant's canonical name."""
+        return self.spec.name
+
+    @property
     def handle(self) -> int:
         if self._jit._handle is None:
             raise _errors.invalid_argument(f"the Jit of kernel {self.spec.name} is closed")
@@ -147,24 +152,35 @@ class Jit(_Owned):
         return {name: getattr(c, name) for name, _ in _lib.Counters._fields_ if name != "struct_size"}
 
     def precompile(self, specs: "Iterable[Spec | str]", target: str = "sm_90", jobs: int = 0) -> None:
-        """Compiles every variant for `target` (sm_XX, sm_XXa or compute_XX) into the caches,
-        on `jobs` threads (0: all cores). Needs no GPU. Raises with every failure listed."""
-        parsed = [as_spec(s) for s in specs]
-        c_specs = (_lib.Spec * max(1, len(parsed)))(*[s._to_c() for s in parsed])
+        """Compiles every variant (a Spec or a canonical name) for `target` (sm_XX, sm_XXa or
+        compute_XX) into the caches, on `jobs` threads (0: all cores). Needs no GPU. Every name
+        is checked before anything is compiled; raises with every failure listed."""
+        names = [_name_of(f"specs[{i}]", s) for i, s in enumerate(specs)]
+        c_names = (ctypes.c_char_p * max(1, len(names)))(*names)
         _lib.check(
             _lib.lib().wyjit_precompile(
-                self._open(), c_specs, len(parsed), target.encode(), int(jobs), None
+                self._open(), c_names, len(names), target.encode(), int(jobs), None
             )
         )
 
     def kernel(self, spec: "Spec | str") -> Kernel:
-        """The kernel for `spec` on the current CUDA context's device (torch makes one current
-        once it has touched the GPU), compiling or loading it as needed."""
+        """The kernel of `spec` (a Spec or a canonical name) on the current CUDA context's
+        device (torch makes one current once it has touched the GPU), compiling or loading it
+        as needed. Call it once per variant and device, before capturing a graph."""
         s = as_spec(spec)
-        c = s._to_c()
         handle = ctypes.c_void_p()
-        _lib.check(_lib.lib().wyjit_jit_get_kernel(self._open(), ctypes.byref(c), ctypes.byref(handle)))
+        _lib.check(_lib.lib().wyjit_jit_get_kernel(self._open(), s.name.encode(),
+                                                   ctypes.byref(handle)))
         return Kernel(int(handle.value or 0), s, self)
+
+
+def _name_of(what: str, spec: "Spec | str") -> bytes:
+    """A variant's name for the C API; a name is passed as given, for the library to check."""
+    if isinstance(spec, Spec):
+        return spec.name.encode()
+    if isinstance(spec, str):
+        return spec.encode()
+    raise _errors.invalid_argument(f"{what} is {spec!r}: pass a wyjit.Spec or a canonical name")
 
 
 def _entry(name: str, obj: Any) -> Optional[int]:
@@ -174,47 +190,59 @@ def _entry(name: str, obj: Any) -> Optional[int]:
 
 
 class TableStager(_Owned):
-    """The fixed device buffer of table addressing (wyjit::GdnTableStager), allocated in the
-    current CUDA context. Pass it as `tables=` to gdn_verify; stage() new pointers between
-    launches (or graph replays) on the launch stream."""
+    """The fixed device buffer of table addressing (wyjit::TableStager), allocated in the
+    current CUDA context, for launches that write `writes` tiles a sequence: K for gdn_verify
+    and conv1d_update's intermediate form, 1 for its window form. Pass it as `tables=`; stage()
+    new pointers between launches (or graph replays) on the launch stream."""
 
     _destroy = "wyjit_table_stager_destroy"
 
-    def __init__(self, k: int, max_batch: int):
+    def __init__(self, writes: int, max_batch: int):
         self._handle: Optional[int] = None
         handle = ctypes.c_void_p()
-        _lib.check(_lib.lib().wyjit_table_stager_create(int(k), int(max_batch), ctypes.byref(handle)))
+        _lib.check(_lib.lib().wyjit_table_stager_create(int(writes), int(max_batch),
+                                                        ctypes.byref(handle)))
         self._handle = handle.value
-        self.k = int(k)
+        self.writes = int(writes)
         self.max_batch = int(max_batch)
         self._staged: list = []
+        # NOTE: the buffer never moves (that is its point), so a launch reads these two numbers
+        # here instead of asking the library each time.
+        self._tables = int(_lib.lib().wyjit_table_stager_tables(self._handle) or 0)
+        self._slab_stride = int(_lib.lib().wyjit_table_stager_slab_stride(self._handle))
 
     @property
     def tables(self) -> int:
         """Device address of the tables."""
-        return int(_lib.lib().wyjit_table_stager_tables(self._open()) or 0)
+        self._open()
+        return self._tables
 
     @property
     def slab_stride(self) -> int:
-        return int(_lib.lib().wyjit_table_stager_slab_stride(self._open()))
+        """Entries per slab."""
+        self._open()
+        return self._slab_stride
 
     def stage(self, states: Sequence[Any], inter: Optional[Sequence[Sequence[Any]]] = None,
               stream: Any = None) -> None:
-        """Stages S_b = states[b] and Hi_t(b) = inter[t][b] (t = 0..K-2) for b < len(states);
-        later entries become null (padding). Pointers are ints or tensors (data_ptr()).
+        """Stages S_b = states[b] and write t of sequence b = inter[t][b] (t = 0..writes-2) for
+        b < len(states); later entries become null (padding). Pointers are ints or tensors
+        (data_ptr()).
 
         None (or 0) is a null entry, allowed anywhere: states[b] None pads sequence b (the
         kernel skips it whole; its inter entries are ignored), inter[t][b] None skips writing
-        Hi_t(b) of a live sequence. `inter` is needed when K > 1 (rows of None skip them all)."""
+        that tile of a live sequence. `inter` is needed when writes > 1 (rows of None skip them
+        all)."""
         batch = len(states)
         row_type = ctypes.c_void_p * max(1, batch)
         c_states = row_type(*[_entry(f"states[{b}]", s) for b, s in enumerate(states)])
         c_inter = None
         rows = []
         if inter is not None:
-            if len(inter) != self.k - 1:
+            if len(inter) != self.writes - 1:
                 raise _errors.invalid_argument(
-                    f"inter has {len(inter)} rows, a K={self.k} variant needs K-1 = {self.k - 1}"
+                    f"inter has {len(inter)} rows, a stager for {self.writes} writes a sequence "
+                    f"needs writes-1 = {self.writes - 1}"
                 )
             for t, row in enumerate(inter):
                 if len(row) != batch:
@@ -222,9 +250,10 @@ class TableStager(_Owned):
                         f"inter[{t}] has {len(row)} pointers, states has {batch}"
                     )
                 rows.append(row_type(*[_entry(f"inter[{t}][{b}]", p) for b, p in enumerate(row)]))
-            c_inter = (ctypes.POINTER(ctypes.c_void_p) * max(1, len(rows)))(
-                *[ctypes.cast(r, ctypes.POINTER(ctypes.c_void_p)) for r in rows]
-            )
+            if rows:
+                c_inter = (ctypes.POINTER(ctypes.c_void_p) * len(rows))(
+                    *[ctypes.cast(r, ctypes.POINTER(ctypes.c_void_p)) for r in rows]
+                )
         _lib.check(
             _lib.lib().wyjit_table_stager_stage(
                 self._open(), c_states, c_inter, batch, stream_handle(stream)
@@ -232,7 +261,6 @@ class TableStager(_Owned):
         )
         # NOTE: the host arrays must outlive the asynchronous copy: keep them until the next stage.
         self._staged = [c_states, c_inter, rows]
-
 
 
 def device_count() -> int:

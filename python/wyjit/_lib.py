@@ -1,5 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Loads libwyjit.so with ctypes and declares the C API of include/wyjit/wyjit.h."""
+"""Loads libwyjit.so with ctypes and declares the C API of include/wyjit/wyjit.h.
+
+The structs below are the C structs field for field (tests/python/test_declarations.py reads
+the headers and compares). Variants cross as canonical names, so no spec struct is mirrored
+here: the families' fields are read from the library (_spec.py). Each family's module declares
+its own launch arguments and entry points (declare_family); the state references they share
+are _states.StateRefs.
+"""
 
 from __future__ import annotations
 
@@ -7,41 +14,51 @@ import ctypes
 import os
 import pathlib
 import threading
+from typing import Callable, Optional
 
 from . import _errors
 
-__all__ = ["lib", "library_path", "Spec", "JitOptions", "Counters", "GdnVerifyArgs"]
+__all__ = ["lib", "library_path", "check", "text_out", "declare_family", "FieldInfo",
+           "JitOptions", "Counters", "VERSION"]
 
 # The library version this package is written against (wyjit.h's WYJIT_VERSION_*).
-VERSION = (0, 1, 0)
+VERSION = (0, 2, 0)
 
 c_int32 = ctypes.c_int32
 c_int64 = ctypes.c_int64
 c_size_t = ctypes.c_size_t
 c_void_p = ctypes.c_void_p
 c_char_p = ctypes.c_char_p
+_P = ctypes.POINTER
 
 
-class Spec(ctypes.Structure):
-    """wyjit_spec."""
+class FieldInfo(ctypes.Structure):
+    """wyjit_field_info."""
 
     _fields_ = [
-        ("family", c_int32),
-        ("k", c_int32),
-        ("io", c_int32),
-        ("state", c_int32),
-        ("addressing", c_int32),
-        ("layout", c_int32),
-        ("dk", c_int32),
-        ("dv", c_int32),
-        ("l2norm_qk", c_int32),
-        ("fused_gating", c_int32),
-        ("width", c_int32),
-        ("weight", c_int32),
-        ("bias", c_int32),
-        ("silu", c_int32),
-        ("rollback", c_int32),
+        ("struct_size", c_size_t),
+        ("name", c_char_p),
+        ("label", c_char_p),
+        ("kind", c_int32),
+        ("spelling", c_char_p),
+        ("choices", _P(c_char_p)),
+        ("num_choices", c_size_t),
+        ("min", c_int32),
+        ("max", c_int32),
+        ("allowed", _P(c_int32)),
+        ("num_allowed", c_size_t),
+        ("default_value", c_int32),
+        ("standard", c_char_p),
+        ("merged_spelling", c_char_p),
+        ("same_as", c_char_p),
+        ("doc", c_char_p),
     ]
+
+
+# wyjit_field_info.kind
+FIELD_INTEGER = 0
+FIELD_CHOICE = 1
+FIELD_FLAG = 2
 
 
 class JitOptions(ctypes.Structure):
@@ -50,7 +67,7 @@ class JitOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_size_t),
         ("cache_dir", c_char_p),
-        ("read_only_dirs", ctypes.POINTER(c_char_p)),
+        ("read_only_dirs", _P(c_char_p)),
         ("num_read_only_dirs", c_size_t),
         ("no_jit", c_int32),
         ("disk_cache", c_int32),
@@ -81,49 +98,8 @@ class Counters(ctypes.Structure):
     ]
 
 
-class GdnVerifyArgs(ctypes.Structure):
-    """wyjit_gdn_verify_args."""
-
-    _fields_ = [
-        ("struct_size", c_size_t),
-        ("batch", c_int32),
-        ("num_k_heads", c_int32),
-        ("num_v_heads", c_int32),
-        ("k", c_int32),
-        ("dk", c_int32),
-        ("dv", c_int32),
-        ("scale", ctypes.c_float),
-        ("q", c_void_p),
-        ("k_in", c_void_p),
-        ("v", c_void_p),
-        ("g", c_void_p),
-        ("beta", c_void_p),
-        ("a", c_void_p),
-        ("b", c_void_p),
-        ("a_log", c_void_p),
-        ("dt_bias", c_void_p),
-        ("out", c_void_p),
-        ("qk_stride", c_int64),
-        ("v_stride", c_int64),
-        ("gb_stride", c_int64),
-        ("o_stride", c_int64),
-        ("state", c_void_p),
-        ("state_seq_stride", c_int64),
-        ("inter", c_void_p),
-        ("inter_seq_stride", c_int64),
-        ("inter_tok_stride", c_int64),
-        ("tables", c_void_p),
-        ("slab_stride", c_int64),
-        ("slot_stride", c_int64),
-        ("num_slots", c_int32),
-        ("read_slot", c_void_p),
-        ("write_slot", c_void_p),
-        ("write_slot_stride", c_int64),
-    ]
-
-
 _status = c_int32
-_P = ctypes.POINTER
+_text = (c_char_p, c_size_t, _P(c_size_t))  # the (buffer, size, length) of text out
 
 # name: (restype, argtypes)
 _FUNCTIONS = {
@@ -132,23 +108,22 @@ _FUNCTIONS = {
     "wyjit_version": (ctypes.c_uint32, []),
     "wyjit_version_string": (c_char_p, []),
     "wyjit_set_log_level": (_status, [c_int32]),
-    "wyjit_spec_init": (None, [_P(Spec)]),
-    "wyjit_spec_parse": (_status, [c_char_p, _P(Spec)]),
-    "wyjit_spec_format": (_status, [_P(Spec), ctypes.c_char_p, c_size_t, _P(c_size_t)]),
-    "wyjit_spec_validate": (_status, [_P(Spec)]),
+    "wyjit_family_count": (c_size_t, []),
+    "wyjit_family_name": (c_char_p, [c_size_t]),
+    "wyjit_family_field_count": (_status, [c_char_p, _P(c_size_t)]),
+    "wyjit_family_field": (_status, [c_char_p, c_size_t, _P(FieldInfo)]),
+    "wyjit_spec_build": (_status, [c_char_p, _P(c_char_p), _P(c_char_p), c_size_t, *_text]),
+    "wyjit_spec_validate": (_status, [c_char_p]),
+    "wyjit_spec_field": (_status, [c_char_p, c_char_p, *_text]),
     "wyjit_jit_options_init": (None, [_P(JitOptions)]),
     "wyjit_jit_create": (_status, [_P(JitOptions), _P(c_void_p)]),
     "wyjit_jit_destroy": (None, [c_void_p]),
     "wyjit_jit_cache_dir": (c_char_p, [c_void_p]),
     "wyjit_counters_init": (None, [_P(Counters)]),
     "wyjit_jit_get_counters": (_status, [c_void_p, _P(Counters)]),
-    "wyjit_precompile": (_status, [c_void_p, _P(Spec), c_size_t, c_char_p, c_int32, _P(_status)]),
-    "wyjit_jit_get_kernel": (_status, [c_void_p, _P(Spec), _P(c_void_p)]),
-    "wyjit_jit_get_kernel_by_name": (_status, [c_void_p, c_char_p, _P(c_void_p)]),
-    "wyjit_kernel_get_spec": (_status, [c_void_p, _P(Spec)]),
-    "wyjit_gdn_verify_args_init": (None, [_P(GdnVerifyArgs)]),
-    "wyjit_check_gdn_verify": (_status, [_P(Spec), _P(GdnVerifyArgs)]),
-    "wyjit_launch_gdn_verify": (_status, [c_void_p, _P(GdnVerifyArgs), c_void_p]),
+    "wyjit_precompile": (_status, [c_void_p, _P(c_char_p), c_size_t, c_char_p, c_int32, _P(_status)]),
+    "wyjit_jit_get_kernel": (_status, [c_void_p, c_char_p, _P(c_void_p)]),
+    "wyjit_kernel_name": (_status, [c_void_p, *_text]),
     "wyjit_table_stager_create": (_status, [c_int32, c_int32, _P(c_void_p)]),
     "wyjit_table_stager_destroy": (None, [c_void_p]),
     "wyjit_table_stager_stage": (_status, [c_void_p, _P(c_void_p), _P(_P(c_void_p)), c_int32, c_void_p]),
@@ -164,6 +139,31 @@ _FUNCTIONS = {
     "wyjit_memcpy_dtoh": (_status, [c_void_p, c_void_p, c_size_t]),
 }
 
+# The structs the library initialises (their *_init sets struct_size): each is checked against
+# the library's size when it is loaded, so a header/package mismatch fails at load, not as a
+# corrupted launch. The families add theirs (declare_family).
+_INITIALISED: dict[str, type] = {
+    "wyjit_jit_options_init": JitOptions,
+    "wyjit_counters_init": Counters,
+}
+
+
+def declare_family(family: str, args: type[ctypes.Structure]) -> None:
+    """Declares the three C entry points of a family whose launch arguments are `args`
+    (WYJIT_C_FAMILY makes them alike: wyjit_<family>_args_init, wyjit_check_<family>,
+    wyjit_launch_<family>)."""
+    functions = {
+        f"wyjit_{family}_args_init": (None, [_P(args)]),
+        f"wyjit_check_{family}": (_status, [c_char_p, _P(args)]),
+        f"wyjit_launch_{family}": (_status, [c_void_p, _P(args), c_void_p]),
+    }
+    with _lock:
+        _FUNCTIONS.update(functions)
+        _INITIALISED[f"wyjit_{family}_args_init"] = args
+        if _loaded is not None:  # declared after the library was loaded: declare them now
+            _declare_functions(_loaded[0], _loaded[1], functions)
+            _check_size(_loaded[0], _loaded[1], f"wyjit_{family}_args_init", args)
+
 
 def _candidates() -> list[pathlib.Path]:
     """Where libwyjit.so is looked for, in order (WYJIT_LIBRARY is handled separately)."""
@@ -178,7 +178,7 @@ def _candidates() -> list[pathlib.Path]:
 
 
 _lock = threading.Lock()
-_loaded: tuple[ctypes.CDLL, str] | None = None
+_loaded: Optional[tuple[ctypes.CDLL, str]] = None
 
 
 def _load() -> tuple[ctypes.CDLL, str]:
@@ -208,8 +208,8 @@ def _load() -> tuple[ctypes.CDLL, str]:
     )
 
 
-def _declare(cdll: ctypes.CDLL, path: str) -> None:
-    for name, (restype, argtypes) in _FUNCTIONS.items():
+def _declare_functions(cdll: ctypes.CDLL, path: str, functions: dict) -> None:
+    for name, (restype, argtypes) in functions.items():
         try:
             fn = getattr(cdll, name)
         except AttributeError:
@@ -218,6 +218,24 @@ def _declare(cdll: ctypes.CDLL, path: str) -> None:
             ) from None
         fn.restype = restype
         fn.argtypes = argtypes
+
+
+def _check_size(cdll: ctypes.CDLL, path: str, init: str, struct: type) -> None:
+    # NOTE: into a buffer larger than any struct, so a library struct larger than ours is
+    # reported instead of written past the end.
+    scratch = ctypes.create_string_buffer(4096)
+    getattr(cdll, init)(ctypes.cast(scratch, _P(struct)))
+    size = c_size_t.from_buffer(scratch).value
+    if size != ctypes.sizeof(struct):
+        raise _errors.error_for(
+            _errors.INTERNAL,
+            f"{path}: {init} makes a {size}-byte struct, this package declares "
+            f"{ctypes.sizeof(struct)} bytes ({struct.__name__}): they are different versions",
+        )
+
+
+def _declare(cdll: ctypes.CDLL, path: str) -> None:
+    _declare_functions(cdll, path, _FUNCTIONS)
     got = cdll.wyjit_version()
     major, minor = got // 1000000, got // 1000 % 1000
     if (major, minor) != VERSION[:2]:
@@ -226,11 +244,16 @@ def _declare(cdll: ctypes.CDLL, path: str) -> None:
             f"{path} is wyjit {major}.{minor}.{got % 1000}; this package needs "
             f"{VERSION[0]}.{VERSION[1]}.x",
         )
+    for init, struct in _INITIALISED.items():
+        _check_size(cdll, path, init, struct)
 
 
 def lib() -> ctypes.CDLL:
     """The loaded library (loaded and checked on first use)."""
     global _loaded
+    loaded = _loaded
+    if loaded is not None:  # NOTE: the launch path: no lock once loaded
+        return loaded[0]
     with _lock:
         if _loaded is None:
             cdll, path = _load()
@@ -251,3 +274,17 @@ def check(status: int) -> None:
     if status != 0:
         message = lib().wyjit_last_error().decode("utf-8", "replace")
         raise _errors.error_for(status, message)
+
+
+def text_out(function: Callable[..., int], *arguments: object) -> str:
+    """Calls a C function that returns text (its last three parameters: buffer, size, length)
+    and returns the text."""
+    length = c_size_t(0)
+    buffer = ctypes.create_string_buffer(256)
+    if function(*arguments, buffer, len(buffer), ctypes.byref(length)) == 0:
+        return buffer.value.decode()
+    # Too small, or an error: ask for the length alone, which reports the error if there is one.
+    check(function(*arguments, None, 0, ctypes.byref(length)))
+    buffer = ctypes.create_string_buffer(length.value + 1)
+    check(function(*arguments, buffer, len(buffer), None))
+    return buffer.value.decode()

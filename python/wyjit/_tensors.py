@@ -94,7 +94,8 @@ def _contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
     return True
 
 
-def _describe(a: Array) -> str:
+def describe(a: Array) -> str:
+    """How messages name an array: its name, shape and strides."""
     return f"{a.name} (shape {list(a.shape or ())}, strides {list(a.strides or ())})"
 
 
@@ -119,22 +120,22 @@ def rows(a: Array, count: int, width: int, stride: Optional[int], stride_name: s
             continue
         if not _contiguous(trail, strides[split:]):
             raise invalid_argument(
-                f"{_describe(a)}: the last dims (a row of {width} elements) must be contiguous"
+                f"{describe(a)}: the last dims (a row of {width} elements) must be contiguous"
             )
         lead_strides = [s for d, s in zip(lead, strides[:split]) if d != 1]
         lead_sizes = [d for d in lead if d != 1]
         for i in range(len(lead_sizes) - 1):
             if lead_strides[i] != lead_strides[i + 1] * lead_sizes[i + 1]:
                 raise invalid_argument(
-                    f"{_describe(a)}: the leading dims cannot be viewed as {count} rows with "
+                    f"{describe(a)}: the leading dims cannot be viewed as {count} rows with "
                     "one stride"
                 )
         got = lead_strides[-1] if lead_strides else width
         if stride is not None and stride != got:
-            raise invalid_argument(f"{stride_name} is {stride} but {_describe(a)} has {got}")
+            raise invalid_argument(f"{stride_name} is {stride} but {describe(a)} has {got}")
         return got
     raise invalid_argument(
-        f"{_describe(a)}: expected {count} rows of {width} elements ({count * width} in all)"
+        f"{describe(a)}: expected {count} rows of {width} elements ({count * width} in all)"
     )
 
 
@@ -151,14 +152,14 @@ def tile_pairs(a: Array, outer: int, inner: int, width: int, strides: tuple) -> 
     assert shape is not None and st is not None
     if len(shape) < 2 or shape[0] != outer or shape[1] != inner or math.prod(shape[2:]) != width:
         raise invalid_argument(
-            f"{_describe(a)}: expected [{outer}, {inner}, ...] with {width} elements per "
+            f"{describe(a)}: expected [{outer}, {inner}, ...] with {width} elements per "
             f"[{outer}, {inner}] entry"
         )
     if not _contiguous(shape[2:], st[2:]):
-        raise invalid_argument(f"{_describe(a)}: each state tile (dims 2..) must be contiguous")
+        raise invalid_argument(f"{describe(a)}: each state tile (dims 2..) must be contiguous")
     for i in range(2):
         if strides[i] is not None and strides[i] != st[i]:
-            raise invalid_argument(f"{names[i]} is {strides[i]} but {_describe(a)} has {st[i]}")
+            raise invalid_argument(f"{names[i]} is {strides[i]} but {describe(a)} has {st[i]}")
     return st[0], st[1]
 
 

@@ -8,37 +8,9 @@ import math
 import pytest
 
 import wyjit
+from fakes import FakeTensor
 
 B, HK, HV = 3, 2, 4
-
-
-class FakeTensor:
-    """The parts of a torch tensor wyjit reads."""
-
-    _next = 0x7F0000000000
-
-    def __init__(self, shape, dtype="float32", strides=None, device="cuda:0", is_cuda=True,
-                 ptr=None):
-        self.shape = tuple(shape)
-        self.dtype = "torch." + dtype
-        if strides is None:
-            strides, step = [], 1
-            for size in reversed(self.shape):
-                strides.insert(0, step)
-                step *= size
-        self._strides = tuple(strides)
-        self.device = device
-        self.is_cuda = is_cuda
-        if ptr is None:
-            ptr = FakeTensor._next
-            FakeTensor._next += 1 << 30  # 1 GiB apart: aligned, never overlapping
-        self._ptr = ptr
-
-    def data_ptr(self):
-        return self._ptr
-
-    def stride(self):
-        return self._strides
 
 
 def strided_arguments(spec, dtype="float32", state_dtype="float32"):
@@ -53,7 +25,7 @@ def strided_arguments(spec, dtype="float32", state_dtype="float32"):
     )
 
 
-F32 = wyjit.Spec(k=4, io="f32", dk=64, dv=64)
+F32 = wyjit.Spec.make("gdn_verify", k=4, io="f32", dk=64, dv=64)
 
 
 def test_dense_tensors_pass_and_give_dense_strides():
@@ -63,9 +35,10 @@ def test_dense_tensors_pass_and_give_dense_strides():
     tile = HV * 64 * 64
     assert (c.batch, c.num_k_heads, c.num_v_heads, c.k, c.dk, c.dv) == (B, HK, HV, 4, 64, 64)
     assert (c.qk_stride, c.v_stride, c.gb_stride, c.o_stride) == (HK * 64, HV * 64, HV, HV * 64)
-    assert (c.state_seq_stride, c.inter_seq_stride, c.inter_tok_stride) == (tile, 3 * tile, tile)
+    assert (c.states.state_seq_stride, c.states.inter_seq_stride,
+            c.states.inter_tok_stride) == (tile, 3 * tile, tile)
     assert c.scale == pytest.approx(1 / math.sqrt(64))
-    assert c.q == args["q"].data_ptr() and c.inter == args["inter"].data_ptr()
+    assert c.q == args["q"].data_ptr() and c.states.inter == args["inter"].data_ptr()
 
 
 def test_padded_rows_and_a_token_major_inter_view_give_their_strides():
@@ -78,7 +51,7 @@ def test_padded_rows_and_a_token_major_inter_view_give_their_strides():
     args["inter"] = FakeTensor((B, 3, HV, 64, 64), strides=(tile, B * tile, 64 * 64, 64, 1))
     c = wyjit.build_args(F32, **args)
     assert c.qk_stride == row
-    assert (c.inter_seq_stride, c.inter_tok_stride) == (tile, B * tile)
+    assert (c.states.inter_seq_stride, c.states.inter_tok_stride) == (tile, B * tile)
     wyjit.check_gdn_verify(F32, **args)
 
 
@@ -143,13 +116,13 @@ def test_raw_pointers_need_explicit_strides():
 
 
 def test_bf16_io_with_kv_layout():
-    spec = wyjit.Spec(k=2, io="bf16", layout="kv")
+    spec = wyjit.Spec.make("gdn_verify", k=2, io="bf16", layout="kv")
     args = strided_arguments(spec, "bfloat16")
     wyjit.check_gdn_verify(spec, **args)
 
 
 def test_table_addressing_with_a_raw_table():
-    spec = wyjit.Spec(k=3, io="f32", addressing="table", dk=64, dv=64)
+    spec = wyjit.Spec.make("gdn_verify", k=3, io="f32", addressing="table", dk=64, dv=64)
     args = strided_arguments(spec)
     del args["state"], args["inter"]
     with pytest.raises(wyjit.InvalidArgumentError, match="tables is required"):
@@ -157,21 +130,21 @@ def test_table_addressing_with_a_raw_table():
     with pytest.raises(wyjit.InvalidArgumentError, match="pass slab_stride"):
         wyjit.check_gdn_verify(spec, tables=0x7F4000000000, **args)
     c = wyjit.build_args(spec, tables=0x7F4000000000, slab_stride=8, **args)
-    assert (c.tables, c.slab_stride) == (0x7F4000000000, 8)
+    assert (c.states.tables, c.states.slab_stride) == (0x7F4000000000, 8)
     wyjit.check_gdn_verify(spec, tables=0x7F4000000000, slab_stride=8, **args)
     with pytest.raises(wyjit.InvalidArgumentError, match="slab_stride is 2, must be >= 3"):
         wyjit.check_gdn_verify(spec, tables=0x7F4000000000, slab_stride=2, **args)
 
 
 def test_slot_addressing_takes_the_pool_shape():
-    spec = wyjit.Spec(k=3, io="f16", addressing="slot", dk=64, dv=64)
+    spec = wyjit.Spec.make("gdn_verify", k=3, io="f16", addressing="slot", dk=64, dv=64)
     args = strided_arguments(spec, "float16")
     del args["inter"]
     args["state"] = FakeTensor((11, HV, 64, 64))
     args["read_slot"] = FakeTensor((B,), "int32")
     args["write_slot"] = FakeTensor((B, 4), "int32")
     c = wyjit.build_args(spec, **args)
-    assert (c.num_slots, c.slot_stride, c.write_slot_stride) == (11, HV * 64 * 64, 4)
+    assert (c.states.num_slots, c.states.slot_stride, c.states.write_slot_stride) == (11, HV * 64 * 64, 4)
     wyjit.check_gdn_verify(spec, **args)
     args["write_slot"] = FakeTensor((B, 2), "int32")
     with pytest.raises(wyjit.InvalidArgumentError, match=r"write_slot has shape \[3, 2\], expected \[3, >= 3\]"):
@@ -182,7 +155,7 @@ def test_slot_addressing_takes_the_pool_shape():
 
 
 def test_fused_gating_takes_a_b_a_log_dt_bias():
-    spec = wyjit.Spec(k=2, io="bf16", fused_gating=True)
+    spec = wyjit.Spec.make("gdn_verify", k=2, io="bf16", gating=True)
     args = strided_arguments(spec, "bfloat16")
     del args["g"], args["beta"]
     args.update(a=FakeTensor((B * 2, HV), "bfloat16"), b=FakeTensor((B * 2, HV), "bfloat16"),
@@ -212,7 +185,7 @@ def test_the_gpu_tests_strided_kv_case_reaches_the_c_call_with_dense_strides(mon
     d=128) as the C launch receives them: every pointer as given, dense strides, kv tiles."""
     from wyjit import _lib
 
-    spec = wyjit.Spec(k=4, io="bf16", layout="kv")
+    spec = wyjit.Spec.make("gdn_verify", k=4, io="bf16", layout="kv")
     K, d = 4, 128
     tile = HV * d * d
     args = dict(
@@ -238,9 +211,12 @@ def test_the_gpu_tests_strided_kv_case_reaches_the_c_call_with_dense_strides(mon
     assert (handle, stream) == (0xABC, 0x55)
     assert (c.batch, c.num_k_heads, c.num_v_heads, c.k, c.dk, c.dv) == (B, HK, HV, K, d, d)
     assert (c.qk_stride, c.v_stride, c.gb_stride, c.o_stride) == (HK * d, HV * d, HV, HV * d)
-    assert (c.state_seq_stride, c.inter_seq_stride, c.inter_tok_stride) == (tile, 3 * tile, tile)
+    assert (c.states.state_seq_stride, c.states.inter_seq_stride,
+            c.states.inter_tok_stride) == (tile, 3 * tile, tile)
     for field, name in (("q", "q"), ("k_in", "k"), ("v", "v"), ("out", "out"), ("g", "g"),
-                        ("beta", "beta"), ("state", "state"), ("inter", "inter")):
+                        ("beta", "beta")):
         assert getattr(c, field) == args[name].data_ptr(), field
+    assert c.states.state == args["state"].data_ptr()
+    assert c.states.inter == args["inter"].data_ptr()
     assert c.scale == pytest.approx(1 / math.sqrt(d))
     wyjit.check_gdn_verify(spec, **args)  # and the library's own guards accept them

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """On a GPU with torch: gdn_verify on torch tensors (strided, table through a TableStager, slot,
 and a torch CUDA graph replayed with new inputs), every output and state compared with a torch
-float64 reference of the sequential recurrence.
+float64 reference of the sequential recurrence; and conv1d_update's cases (gpu_conv1d.py: both
+rollback forms, the three addressing modes, both kernel paths bit for bit, a torch CUDA graph).
 
 Skipped (the reason starts with "wyjit-gpu-unavailable") without torch or a CUDA device. Runs
 without pytest too: `python3 tests/python/test_gpu.py`.
@@ -10,26 +11,23 @@ without pytest too: `python3 tests/python/test_gpu.py`.
 import math
 import pathlib
 import sys
-import tempfile
 
 try:
     import pytest
 except ImportError:  # standalone run, see the bottom of the file
     pytest = None
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
-import wyjit  # noqa: E402
-
-torch = None
-UNAVAILABLE = ""
-try:
-    import torch  # noqa: F811
-except ImportError:
-    UNAVAILABLE = "torch is not installed"
-if not UNAVAILABLE and not torch.cuda.is_available():
-    UNAVAILABLE = "torch sees no CUDA device"
-if not UNAVAILABLE and wyjit.device_count() == 0:
-    UNAVAILABLE = "wyjit sees no CUDA device: " + wyjit.device_unavailable_reason()
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from gpu_support import (  # noqa: E402,F401 (the harness reads these names here)
+    UNAVAILABLE,
+    assert_close,
+    dtype_of,
+    new_jit,
+    storage_address,
+    torch,
+    wyjit,
+)
+import gpu_conv1d as conv1d  # noqa: E402
 
 if pytest is not None:
     pytestmark = pytest.mark.skipif(bool(UNAVAILABLE), reason=f"wyjit-gpu-unavailable: {UNAVAILABLE}")
@@ -49,10 +47,6 @@ def synchronize():
 
 def current_stream():
     return torch.cuda.current_stream() if DEVICE == "cuda" else None
-
-
-def dtype_of(name):
-    return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[name]
 
 
 def to_layout(canonical, layout):
@@ -120,38 +114,6 @@ def tolerances(spec):
     return out, state
 
 
-def assert_close(got, want, tol, what, dims=()):
-    """Max-abs error relative to max |want|. `dims` names got's leading dims (e.g. ("b", "t",
-    "head")): a failure then lists which of those slices are wrong, so one GPU run tells a wrong
-    head or sequence from a wrong everything."""
-    got = got.double()
-    want = want.double()
-    ref = max(want.abs().max().item(), 1e-30)
-    diff = (got - want).abs()
-    nan = torch.isnan(got)
-    err = diff[~nan].max().item() if (~nan).any() else math.inf
-    if not nan.any() and err / ref <= tol:
-        return
-    detail = f"relative error {err / ref:.3e} > {tol}" if not nan.any() else (
-        f"{int(nan.sum())} of {nan.numel()} elements NaN (not written?)")
-    if dims:
-        per = torch.where(nan, torch.full_like(diff, math.inf), diff)
-        per = per.flatten(len(dims)).amax(-1) / ref  # [leading dims]
-        bad = (per > tol).nonzero().tolist()
-        listed = ", ".join(
-            " ".join(f"{d}={i}" for d, i in zip(dims, idx)) + f": {per[tuple(idx)].item():.2e}"
-            for idx in bad[:16])
-        detail += f"; wrong in {len(bad)} of {per.numel()} ({' x '.join(dims)}) slices: {listed}"
-        if len(bad) > 16:
-            detail += ", ..."
-    raise AssertionError(f"{what}: {detail}")
-
-
-def storage_address(t):
-    storage = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-    return storage.data_ptr()
-
-
 def assert_no_alias(x, written):
     """The kernel's outputs must not share memory with the inputs the reference reads."""
     inputs = {n: storage_address(x[n]) for n in ("q", "k", "v", "g", "beta", "state0")}
@@ -160,10 +122,6 @@ def assert_no_alias(x, written):
             assert storage_address(t) != address, (
                 f"test harness bug: {name} shares its storage with x[{n!r}], so the launch "
                 "would change what the reference reads")
-
-
-def new_jit():
-    return wyjit.Jit(pathlib.Path(tempfile.gettempdir()) / "wyjit-python-gpu-test-cache")
 
 
 def launch(kernel, x, out, **state_arguments):
@@ -178,7 +136,7 @@ def launch(kernel, x, out, **state_arguments):
 
 
 def check_strided(jit, io, layout):
-    spec = wyjit.Spec(k=4, io=io, layout=layout)
+    spec = wyjit.Spec.make("gdn_verify", k=4, io=io, layout=layout)
     K = spec.k
     x = make_inputs(spec, B, seed=11)
     st = dtype_of(spec.state)
@@ -202,7 +160,7 @@ def check_table(jit):
     """Table addressing through a TableStager, with null entries in the middle of the batch:
     sequence PADDED is padding (null S_b: nothing of it read or written) and Hi_0 of sequence 0
     is skipped (null entry)."""
-    spec = wyjit.Spec(k=3, io="bf16", addressing="table")
+    spec = wyjit.Spec.make("gdn_verify", k=3, io="bf16", addressing="table")
     K, batch, padded = spec.k, 4, 2
     x = make_inputs(spec, batch, seed=12)
     tiles = 2 * batch * K
@@ -247,7 +205,7 @@ def check_table(jit):
 
 
 def check_slot(jit):
-    spec = wyjit.Spec(k=3, io="f16", addressing="slot", layout="kv")
+    spec = wyjit.Spec.make("gdn_verify", k=3, io="f16", addressing="slot", layout="kv")
     K = spec.k
     x = make_inputs(spec, B, seed=13)
     slots = B * (K + 1) + 1
@@ -270,9 +228,57 @@ def check_slot(jit):
     assert torch.isnan(pool[perm[B + B * K:].to(DEVICE)]).all(), "the spare slot was written"
 
 
+def check_addressing_modes_agree(jit):
+    """The same inputs through strided, table and slot addressing give out and every state bit
+    for bit (as the C++ suite asks of the kernel): the modes only change where tiles are."""
+    base = wyjit.Spec.make("gdn_verify", k=3, io="bf16")
+    K = base.k
+    x = make_inputs(base, B, seed=14)
+    initial = stored_states(x["state0"], "vk", torch.float32)  # [B, HV, dv, dk]
+    tile = tuple(initial.shape[1:])
+
+    def poisoned(*lead):
+        return torch.full((*lead, *tile), math.nan, device=DEVICE)
+
+    def new_out():
+        return torch.full(x["v"].shape, math.nan, device=DEVICE, dtype=torch.bfloat16)
+
+    results = {}
+    state, inter, out = initial.clone(), poisoned(B, K - 1), new_out()
+    launch(jit.kernel(base), x, out, state=state, inter=inter)
+    results["strided"] = (out, [inter[:, t] for t in range(K - 1)] + [state])
+
+    pool, out = poisoned(B * (K + 1)), new_out()
+    pool[:B] = initial
+    read_slot = torch.arange(B, dtype=torch.int32, device=DEVICE)
+    write_slot = torch.arange(B, B + B * K, dtype=torch.int32, device=DEVICE).view(B, K)
+    launch(jit.kernel(base.replace(addressing="slot")), x, out, state=pool, read_slot=read_slot,
+           write_slot=write_slot)
+    results["slot"] = (out, [pool[write_slot[:, t].long()] for t in range(K)])
+
+    pool, out = poisoned(B * K), new_out()
+    pool[:B] = initial
+    written = [[B + b * (K - 1) + t for b in range(B)] for t in range(K - 1)]
+    with wyjit.TableStager(K, max_batch=B) as stager:
+        stager.stage([pool[b] for b in range(B)], [[pool[i] for i in row] for row in written],
+                     stream=current_stream())
+        launch(jit.kernel(base.replace(addressing="table")), x, out, tables=stager)
+        synchronize()
+    results["table"] = (out, [pool[row] for row in written] + [pool[:B]])
+
+    want_out, want_states = results["strided"]
+    assert not want_out.isnan().any(), "strided: out was not written"
+    for mode in ("slot", "table"):
+        got_out, got_states = results[mode]
+        assert torch.equal(got_out, want_out), f"{mode}: out differs from strided's"
+        for t in range(K):
+            assert torch.equal(got_states[t], want_states[t]), (
+                f"{mode}: the state after token {t} differs from strided's")
+
+
 def check_torch_graph(jit):
     """Captured once with torch.cuda.graph (global capture mode), replayed with new inputs."""
-    spec = wyjit.Spec(k=2, io="bf16")
+    spec = wyjit.Spec.make("gdn_verify", k=2, io="bf16")
     K = spec.k
     kernel = jit.kernel(spec)  # before capture
     x = make_inputs(spec, B, seed=20)
@@ -299,7 +305,7 @@ def check_torch_graph(jit):
 
 
 def check_errors_on_the_gpu(jit):
-    spec = wyjit.Spec(k=2, io="f32", dk=64, dv=64)
+    spec = wyjit.Spec.make("gdn_verify", k=2, io="f32", dk=64, dv=64)
     x = make_inputs(spec, B, seed=30)
     kernel = jit.kernel(spec)
     state = stored_states(x["state0"], "vk", torch.float32)
@@ -344,11 +350,31 @@ if pytest is not None:
     def test_slot_addressing(jit):
         check_slot(jit)
 
+    def test_addressing_modes_agree_bit_for_bit(jit):
+        check_addressing_modes_agree(jit)
+
     def test_a_torch_cuda_graph_replays_with_new_inputs(jit):
         check_torch_graph(jit)
 
     def test_bad_tensors_are_refused_before_launch(jit):
         check_errors_on_the_gpu(jit)
+
+    @pytest.mark.parametrize("rollback, addressing, cols_major", conv1d.CASES)
+    def test_conv1d_update_matches_the_float64_reference(jit, rollback, addressing, cols_major):
+        conv1d.check_case(jit, rollback, addressing, cols_major)
+
+    @pytest.mark.parametrize("rollback", ["intermediate", "window"])
+    def test_conv1d_update_addressing_modes_and_paths_agree_bit_for_bit(jit, rollback):
+        conv1d.check_addressings_and_paths_agree(jit, rollback)
+
+    def test_conv1d_update_window_rollback_equals_the_intermediate_form(jit):
+        conv1d.check_window_rollback_equals_intermediate(jit)
+
+    def test_conv1d_update_in_a_torch_cuda_graph_replays_with_new_inputs(jit):
+        conv1d.check_torch_graph(jit)
+
+    def test_conv1d_update_bad_tensors_are_refused_before_launch(jit):
+        conv1d.check_errors_on_the_gpu(jit)
 
 
 if __name__ == "__main__":
@@ -359,7 +385,16 @@ if __name__ == "__main__":
     torch.cuda.synchronize()
     cases = [(f"strided {io} {layout}", check_strided, (io, layout)) for io, layout in STRIDED]
     cases += [("table", check_table, ()), ("slot", check_slot, ()),
+              ("addressing modes agree", check_addressing_modes_agree, ()),
               ("torch graph", check_torch_graph, ()), ("errors", check_errors_on_the_gpu, ())]
+    cases += [(f"conv1d {r} {a}{' cols-major' if m else ''}", conv1d.check_case, (r, a, m))
+              for r, a, m in conv1d.CASES]
+    cases += [(f"conv1d {r}: addressing modes and paths agree",
+               conv1d.check_addressings_and_paths_agree, (r,)) for r in ("intermediate", "window")]
+    cases += [("conv1d window rollback == intermediate",
+               conv1d.check_window_rollback_equals_intermediate, ()),
+              ("conv1d torch graph", conv1d.check_torch_graph, ()),
+              ("conv1d errors", conv1d.check_errors_on_the_gpu, ())]
     failed = 0
     with new_jit() as manager:
         for name, check, args in cases:

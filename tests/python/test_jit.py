@@ -29,7 +29,8 @@ def test_precompile_writes_cubins_and_counts_compiles(tmp_path):
 
 def test_precompile_for_ptx(tmp_path):
     with wyjit.Jit(tmp_path) as jit:
-        jit.precompile([wyjit.Spec(k=1, io="f32", dk=64, dv=64)], target="compute_90")
+        jit.precompile([wyjit.Spec.make("gdn_verify", k=1, io="f32", dk=64, dv=64)],
+                       target="compute_90")
         assert list((tmp_path / "compute_90").glob("*.ptx"))
 
 
@@ -37,8 +38,11 @@ def test_precompile_errors_name_the_culprit(tmp_path):
     with wyjit.Jit(tmp_path) as jit:
         with pytest.raises(wyjit.InvalidArgumentError, match="sm_9x"):
             jit.precompile(SMALL, target="sm_9x")
-        with pytest.raises(wyjit.InvalidSpecError, match=r"specs\[1\].*dk is 96"):
-            jit.precompile([wyjit.Spec(), wyjit.Spec(dk=96, dv=96)], target="sm_90")
+        with pytest.raises(wyjit.InvalidSpecError, match=r"names\[1\].*dk is 96"):
+            jit.precompile([wyjit.Spec.make("gdn_verify"),
+                            "gdn_verify.k4.io_bf16.st_f32.strided.vk.d96"], target="sm_90")
+        with pytest.raises(wyjit.InvalidArgumentError, match=r"specs\[0\] is 4: pass a wyjit.Spec"):
+            jit.precompile([4], target="sm_90")
         assert jit.counters()["compiles"] == 0  # nothing compiled when a spec is bad
 
 

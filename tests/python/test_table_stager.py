@@ -23,7 +23,8 @@ class Pointer:
 
 @pytest.fixture
 def staged(monkeypatch):
-    """A TableStager (K=3, max_batch=4) whose C calls are recorded instead of made."""
+    """A TableStager (3 writes a sequence, max_batch=4) whose C calls are recorded instead of
+    made."""
     calls = []
 
     def stage(handle, states, inter, batch, stream):
@@ -35,7 +36,7 @@ def staged(monkeypatch):
     cdll = _lib.lib()
     monkeypatch.setattr(cdll, "wyjit_table_stager_stage", stage)
     stager = wyjit.TableStager.__new__(wyjit.TableStager)
-    stager._handle, stager.k, stager.max_batch, stager._staged = 0x5A, 3, 4, []
+    stager._handle, stager.writes, stager.max_batch, stager._staged = 0x5A, 3, 4, []
     yield stager, calls
     stager._handle = None  # a made-up handle: never destroyed for real
 
@@ -65,7 +66,7 @@ def test_none_and_zero_are_null_entries_anywhere(staged):
 
 def test_row_counts_and_entry_types_are_checked_first(staged):
     stager, calls = staged
-    with pytest.raises(wyjit.InvalidArgumentError, match="inter has 1 rows, a K=3 variant needs"):
+    with pytest.raises(wyjit.InvalidArgumentError, match="inter has 1 rows, a stager for 3 writes a sequence needs writes-1 = 2"):
         stager.stage([0x1000], [[0x1100]])
     with pytest.raises(wyjit.InvalidArgumentError, match=r"inter\[1\] has 1 pointers, states has 2"):
         stager.stage([0x1000, 0x2000], [[0x1100, 0x2100], [0x1200]])
