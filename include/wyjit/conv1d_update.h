@@ -48,7 +48,7 @@ typedef struct wyjit_conv1d_update_args {
 
   /* a state tile is one sequence's conv state in the io dtype: column j of channel c at
    * c*state_channel_stride + j*state_col_stride; one of the two strides must be 1 */
-  int64_t state_cols WYJIT_DEFAULT(0); /**< >= W-1 (intermediate), >= W-1+K (window) */
+  int64_t state_cols WYJIT_DEFAULT(0);           /**< >= W-1 (intermediate), >= W-1+K (window) */
   int64_t state_channel_stride WYJIT_DEFAULT(0); /**< >= state_cols when state_col_stride is 1 */
   int64_t state_col_stride WYJIT_DEFAULT(0);     /**< >= channels when state_channel_stride is 1 */
 

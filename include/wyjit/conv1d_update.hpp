@@ -91,10 +91,10 @@ WYJIT_API const char* to_string(Rollback r) noexcept;
 
 /// A conv1d_update variant: every compile-time choice. The conv state is stored in the io dtype.
 struct Conv1dUpdateSpec {
-  int k = 4;                 ///< tokens per sequence, 1..32
-  DType io = DType::bf16;    ///< x, y and the conv state
-  int width = 4;             ///< filter width W, 2..8
-  DType weight = DType::f32; ///< weight and bias dtype: the io dtype or f32
+  int k = 4;                  ///< tokens per sequence, 1..32
+  DType io = DType::bf16;     ///< x, y and the conv state
+  int width = 4;              ///< filter width W, 2..8
+  DType weight = DType::f32;  ///< weight and bias dtype: the io dtype or f32
   Rollback rollback = Rollback::intermediate;
   Addressing addressing = Addressing::strided;
   bool bias = false;  ///< add a per-channel bias

@@ -19,12 +19,13 @@
 #include "wyjit/types.hpp"
 // The families, one header each. Adding a family: its header here and its spec in KernelSpec.
 #include "wyjit/conv1d_update.hpp"
+#include "wyjit/gdn_replay.hpp"
 #include "wyjit/gdn_verify.hpp"
 
 namespace wyjit {
 
 /// One kernel variant: the spec of one family. Compare, hash and print it.
-using KernelSpec = std::variant<GdnVerifySpec, Conv1dUpdateSpec>;
+using KernelSpec = std::variant<GdnVerifySpec, Conv1dUpdateSpec, GdnReplaySpec>;
 
 /// The canonical name (see the family headers for each grammar).
 WYJIT_API std::string format_spec(const KernelSpec& spec);

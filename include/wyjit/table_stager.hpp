@@ -45,8 +45,8 @@ class WYJIT_API TableStager {
   /// The argument checks of stage() for a stager of `writes` and `max_batch`, without a stager
   /// or a driver: batch in 1..max_batch, non-null arrays. Throws Error(invalid_argument) naming
   /// the argument.
-  static void check_stage(int writes, int max_batch, void* const* states,
-                          void* const* const* inter, int batch);
+  static void check_stage(int writes, int max_batch, void* const* states, void* const* const* inter,
+                          int batch);
 
   void* const* device_tables() const noexcept { return tables_; }
   std::int64_t slab_stride() const noexcept { return max_batch_; }

@@ -120,23 +120,22 @@ typedef struct wyjit_field_info {
   const char* spelling;
   const char* const* choices; /**< CHOICE: the names, by value */
   size_t num_choices;
-  int32_t min;              /**< INTEGER: smallest allowed value */
-  int32_t max;              /**< INTEGER: largest allowed value */
-  const int32_t* allowed;   /**< INTEGER: the allowed values when num_allowed > 0 */
+  int32_t min;            /**< INTEGER: smallest allowed value */
+  int32_t max;            /**< INTEGER: largest allowed value */
+  const int32_t* allowed; /**< INTEGER: the allowed values when num_allowed > 0 */
   size_t num_allowed;
-  int32_t default_value;    /**< the value (CHOICE: index, FLAG: 0 or 1) when not given */
-  const char* standard;     /**< values of the standard matrix as `--set` spells them, or NULL */
+  int32_t default_value;       /**< the value (CHOICE: index, FLAG: 0 or 1) when not given */
+  const char* standard;        /**< values of the standard matrix as `--set` spells them, or NULL */
   const char* merged_spelling; /**< INTEGER: prefix when equal to the next field ("d"), or NULL */
   const char* same_as; /**< CHOICE: a field whose name may stand for its value ("io"), or NULL */
-  const char* doc;             /**< one line */
+  const char* doc;     /**< one line */
 } wyjit_field_info;
 
 /** Number of fields of `family` (into *count). WYJIT_ERROR_INVALID_SPEC for an unknown family. */
 WYJIT_API wyjit_status wyjit_family_field_count(const char* family, size_t* count);
 
 /** Field `index` of `family` (in name order); `out->struct_size` must be set. */
-WYJIT_API wyjit_status wyjit_family_field(const char* family, size_t index,
-                                          wyjit_field_info* out);
+WYJIT_API wyjit_status wyjit_family_field(const char* family, size_t index, wyjit_field_info* out);
 
 /**
  * The canonical name of the variant of `family` whose fields `fields[i]` have the values
@@ -232,10 +231,11 @@ WYJIT_API void wyjit_counters_init(wyjit_counters* counters);
 WYJIT_API wyjit_status wyjit_jit_get_counters(const wyjit_jit* jit, wyjit_counters* out);
 
 /**
- * Compiles the `count` variants named `names` for `target` ("sm_90", "sm_90a" or "compute_90" for PTX) into the
- * caches, on `jobs` threads (<= 0: one per hardware thread). Needs no GPU and never touches the
- * driver. `statuses` (NULL, or `count` entries) receives each variant's status. Returns WYJIT_OK
- * when all succeed, else the first failure's status with every failure in wyjit_last_error().
+ * Compiles the `count` variants named `names` for `target` ("sm_90", "sm_90a" or "compute_90" for
+ * PTX) into the caches, on `jobs` threads (<= 0: one per hardware thread). Needs no GPU and never
+ * touches the driver. `statuses` (NULL, or `count` entries) receives each variant's status. Returns
+ * WYJIT_OK when all succeed, else the first failure's status with every failure in
+ * wyjit_last_error().
  */
 WYJIT_API wyjit_status wyjit_precompile(wyjit_jit* jit, const char* const* names, size_t count,
                                         const char* target, int32_t jobs, wyjit_status* statuses);
@@ -327,6 +327,7 @@ WYJIT_API int64_t wyjit_table_stager_slab_stride(const wyjit_table_stager* stage
 
 /* The families: each one's launch arguments, check and launch. */
 #include "wyjit/conv1d_update.h"
+#include "wyjit/gdn_replay.h"
 #include "wyjit/gdn_verify.h"
 
 #endif /* WYJIT_WYJIT_H_ */

@@ -113,6 +113,27 @@ __device__ __forceinline__ void store4_global(T* p, const float (&in)[4]) {
   }
 }
 
+/// 16 bytes from global to shared memory without passing through registers (cp.async on sm_80
+/// and later: every copy of a thread is in flight at once; a plain load and store before).
+/// copy16_wait() waits for this thread's copies.
+__device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
+#if __CUDA_ARCH__ >= 800
+  unsigned s;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(s) : "l"(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+#else
+  struct alignas(16) Bytes16 {
+    unsigned w[4];
+  };
+  *static_cast<Bytes16*>(smem) = *static_cast<const Bytes16*>(gmem);
+#endif
+}
+__device__ __forceinline__ void copy16_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ float warp_sum(float x) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(0xffffffffu, x, offset);

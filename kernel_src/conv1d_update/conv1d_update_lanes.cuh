@@ -78,24 +78,6 @@ __device__ __forceinline__ void store16_global(void* p, const Raw16& r) {
                : "memory");
 }
 
-/// 16 bytes from global to shared memory without passing through registers (cp.async on sm_80
-/// and later: every copy of a thread is in flight at once; a plain load and store before).
-/// copy16_wait() waits for this thread's copies.
-__device__ __forceinline__ void copy16_async(void* smem, const void* gmem) {
-#if __CUDA_ARCH__ >= 800
-  unsigned s;
-  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(s) : "l"(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
-#else
-  *static_cast<Raw16*>(smem) = *static_cast<const Raw16*>(gmem);
-#endif
-}
-__device__ __forceinline__ void copy16_wait() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_all;" ::: "memory");
-#endif
-}
-
 /// Elements [0, n) of `p` (element e at p + e*stride) as one Raw16; one 16-byte load when
 /// `vec` (stride 1, n full, p aligned), else one load per element.
 template <typename T>

@@ -3,55 +3,28 @@
 // keywords: the host launch layer includes this same file, so both sides agree by construction.
 #pragma once
 
+#include "common/gdn_tokens.cuh"
 #include "common/state_refs.cuh"
 
 namespace wyjit_kernels {
 
-enum GdnLayout : int { kLayoutVK = 0, kLayoutKV = 1 };
-
 /// Passed by value to every gdn_verify kernel. Strides are in elements.
 struct GdnVerifyParams {
-  const void* q;         // [batch*K, qk_stride] io, key head h at h*dk
-  const void* k;         // [batch*K, qk_stride] io
-  const void* v;         // [batch*K, v_stride] io, value head vh at vh*dv
-  const float* g;        // [batch*K, gb_stride]
-  const float* beta;     // [batch*K, gb_stride]
-  const void* a;         // [batch*K, gb_stride] io (fused gating)
-  const void* b;         // [batch*K, gb_stride] io (fused gating)
-  const float* a_log;    // [HV] (fused gating)
-  const float* dt_bias;  // [HV] (fused gating)
-  void* out;             // [batch*K, o_stride] io
-  long long qk_stride;
-  long long v_stride;
-  long long gb_stride;
-  long long o_stride;
+  GdnTokenInputs tokens;
   StateRefs states;  // S_b read, the state after token t is write t (t = K-1: the final state)
   int batch;
-  int num_k_heads;
-  int num_v_heads;
-  float scale;
 };
-
-/// Value-head columns (dv indices) one block owns: vk keeps 16 state elements per thread,
-/// kv gives each lane one column of a 32-column strip.
-WYJIT_HOST_DEVICE constexpr int gdn_block_cols(int dk, int layout) {
-  return layout == kLayoutVK ? 2048 / dk : 32;
-}
-
-WYJIT_HOST_DEVICE constexpr int gdn_threads() { return 128; }
-
-WYJIT_HOST_DEVICE constexpr int gdn_padded_dk(int dk) { return dk + 4; }
 
 /// Dynamic shared memory of one block, in bytes (the carve-up is GdnShared, gdn_verify_shared.cuh).
 /// vk walks the tokens in turn on the state strip (k, q, the gates and the v strip); kv takes
 /// the WY form, which adds the K x K matrices, the p/r/u strips and the cross-warp reduction.
 WYJIT_HOST_DEVICE constexpr int gdn_smem_bytes(int K, int dk, int layout) {
   const int cols = gdn_block_cols(dk, layout);
-  const int tokens = 2 * (K + 1) * gdn_padded_dk(dk)  // sK, sQ and a zero row each
-                     + 4 * K                          // G, exp(G), exp(g), beta
-                     + K * cols;                      // V
-  const int wy = 4 * K * K                             // dots k.k, q.k, then W and C
-                 + 3 * K * cols                        // P, R, U
+  const int tokens = 2 * (K + 1) * gdn_padded_dk(dk)     // sK, sQ and a zero row each
+                     + 4 * K                             // G, exp(G), exp(g), beta
+                     + K * cols;                         // V
+  const int wy = 4 * K * K                               // dots k.k, q.k, then W and C
+                 + 3 * K * cols                          // P, R, U
                  + (gdn_threads() / 32) * 2 * K * cols;  // partial dots across warps
   return (layout == kLayoutKV ? tokens + wy : tokens) * 4;
 }

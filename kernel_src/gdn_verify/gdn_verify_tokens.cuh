@@ -16,7 +16,7 @@ __device__ __forceinline__ void gdn_verify_tokens_in_turn(
     float (&s)[C::kVecs][4], const GdnShared<C>& sh, int j0, long long row0, int vh) {
   using TIo = typename C::TIo;
   constexpr int L = C::kLanesPerCol;
-  TIo* out = static_cast<TIo*>(p.out);
+  TIo* out = static_cast<TIo*>(p.tokens.out);
   // NOTE: unrolled by two so that one token's S^T q reduction overlaps the next token's S^T k
   // (K=2 N=128 85.5% -> 99% of copy; a full unroll measured no better and compiles longer).
 #pragma unroll 2
@@ -53,7 +53,7 @@ __device__ __forceinline__ void gdn_verify_tokens_in_turn(
 #pragma unroll
     for (int offset = L / 2; offset > 0; offset /= 2) o += __shfl_xor_sync(0xffffffffu, o, offset);
     if (tile.lane_in_col == 0) {
-      out[(row0 + t) * p.o_stride + static_cast<long long>(vh) * C::kDv + j0 + tile.col] =
+      out[(row0 + t) * p.tokens.o_stride + static_cast<long long>(vh) * C::kDv + j0 + tile.col] =
           from_float<TIo>(o);
     }
   }

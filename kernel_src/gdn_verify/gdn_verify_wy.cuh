@@ -2,7 +2,8 @@
 // gdn_verify, WY form (the kv layout, where a column's dk elements are spread over the warps):
 // p_t = S0^T k_t and r_t = S0^T q_t for all t from the state strip in registers;
 // u = W (v - e^G p), o = e^G r + C (v - e^G p) with K x K matrices W, C formed from the k.k and
-// q.k dots alone; then S_t = e^{g_t} S_{t-1} + k_t u_t^T, each S_t written once. Every column of S is independent given the shared K x K scalars.
+// q.k dots alone; then S_t = e^{g_t} S_{t-1} + k_t u_t^T, each S_t written once. Every column of S
+// is independent given the shared K x K scalars.
 #pragma once
 
 #include "gdn_verify/gdn_verify_shared.cuh"
@@ -167,7 +168,7 @@ __device__ __forceinline__ void gdn_verify_wy(const GdnVerifyParams& p, const Gd
 
   // ---- solve: u_t and o_t for every (t, column) of the strip ----
   {
-    TIo* out = static_cast<TIo*>(p.out);
+    TIo* out = static_cast<TIo*>(p.tokens.out);
     for (int idx = tid; idx < K * COLS; idx += C::kThreads) {
       const int t = idx / COLS;
       const int c = idx % COLS;
@@ -179,7 +180,8 @@ __device__ __forceinline__ void gdn_verify_wy(const GdnVerifyParams& p, const Gd
         o += sC[t * K + s_] * x;
       }
       sU[idx] = u;
-      out[(row0 + t) * p.o_stride + static_cast<long long>(vh) * DV + j0 + c] = from_float<TIo>(o);
+      out[(row0 + t) * p.tokens.o_stride + static_cast<long long>(vh) * DV + j0 + c] =
+          from_float<TIo>(o);
     }
   }
   __syncthreads();

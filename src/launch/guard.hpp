@@ -71,16 +71,19 @@ class Guard {
 /// disjoint tiles of `tile` elements (either stride may be the outer one).
 inline void check_disjoint_inter_states(const Guard& guard, int batch, int writes,
                                         std::int64_t seq_stride, std::int64_t tok_stride,
-                                        std::int64_t tile, const char* tile_why) {
+                                        std::int64_t tile, const char* tile_text,
+                                        const char* seq_name, const char* tok_name) {
   const std::int64_t tokens = writes - 1;
   const bool seq_outer = seq_stride >= tok_stride;
   const std::int64_t inner = seq_outer ? tok_stride : seq_stride;
   const std::int64_t outer = seq_outer ? seq_stride : tok_stride;
   const std::int64_t inner_count = seq_outer ? tokens : batch;
   const std::int64_t outer_count = seq_outer ? batch : tokens;
-  const char* inner_name = seq_outer ? "states.inter_tok_stride" : "states.inter_seq_stride";
-  const char* outer_name = seq_outer ? "states.inter_seq_stride" : "states.inter_tok_stride";
-  if (inner_count > 1 || outer_count > 1) guard.at_least(inner_name, inner, tile, tile_why);
+  const char* inner_name = seq_outer ? tok_name : seq_name;
+  const char* outer_name = seq_outer ? seq_name : tok_name;
+  if (inner_count > 1 || outer_count > 1) {
+    guard.at_least(inner_name, inner, tile, std::string("one tile is ") + tile_text);
+  }
   if (outer_count > 1) {
     guard.at_least(outer_name, outer, inner * inner_count,
                    std::string("the intermediate states must not overlap: ") + inner_name + " * " +

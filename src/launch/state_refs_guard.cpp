@@ -6,7 +6,7 @@
 namespace wyjit::detail {
 
 void check_state_refs(const Guard& guard, Addressing addressing, const StateRefs& r,
-                      const StateTileShape& shape) {
+                      const StateTileShape& shape, const StateRefsName& n) {
   const bool inter = shape.writes > 1;
   const auto stride_multiple = [&](const char* name, std::int64_t value) {
     if (shape.stride_multiple > 1) {
@@ -15,44 +15,48 @@ void check_state_refs(const Guard& guard, Addressing addressing, const StateRefs
   };
   switch (addressing) {
     case Addressing::strided:
-      guard.pointer("states.state", r.state, shape.alignment, shape.alignment_why);
-      if (inter) guard.pointer("states.inter", r.inter, shape.alignment, shape.alignment_why);
+      guard.pointer(n.state, r.state, shape.alignment, shape.alignment_why);
+      if (inter) guard.pointer(n.inter, r.inter, shape.alignment, shape.alignment_why);
       if (shape.batch > 1) {
-        guard.at_least("states.state_seq_stride", r.state_seq_stride, shape.tile, shape.tile_text);
+        guard.at_least(n.state_seq_stride, r.state_seq_stride, shape.tile, shape.tile_text);
       }
-      stride_multiple("states.state_seq_stride", r.state_seq_stride);
+      stride_multiple(n.state_seq_stride, r.state_seq_stride);
       if (inter) {
-        guard.at_least("states.inter_seq_stride", r.inter_seq_stride, 0, "non-negative");
-        guard.at_least("states.inter_tok_stride", r.inter_tok_stride, 0, "non-negative");
-        stride_multiple("states.inter_seq_stride", r.inter_seq_stride);
-        stride_multiple("states.inter_tok_stride", r.inter_tok_stride);
+        guard.at_least(n.inter_seq_stride, r.inter_seq_stride, 0, "non-negative");
+        guard.at_least(n.inter_tok_stride, r.inter_tok_stride, 0, "non-negative");
+        stride_multiple(n.inter_seq_stride, r.inter_seq_stride);
+        stride_multiple(n.inter_tok_stride, r.inter_tok_stride);
         check_disjoint_inter_states(guard, shape.batch, shape.writes, r.inter_seq_stride,
-                                    r.inter_tok_stride, shape.tile,
-                                    (std::string("one tile is ") + shape.tile_text).c_str());
+                                    r.inter_tok_stride, shape.tile, shape.tile_text,
+                                    n.inter_seq_stride, n.inter_tok_stride);
       }
       return;
     case Addressing::table:
       if (r.tables == nullptr) {
-        guard.fail(
-            "args.states.tables is null: stage the pointer tables first (TableStager::stage) "
-            "and pass its device_tables()");
+        guard.fail(std::string("args.") + n.tables +
+                   " is null: stage the pointer tables first (TableStager::stage) and pass its "
+                   "device_tables()");
       }
-      guard.pointer("states.tables", r.tables, alignof(void*), "pointer alignment");
+      guard.pointer(n.tables, r.tables, alignof(void*), "pointer alignment");
       if (inter) {
-        guard.at_least("states.slab_stride", r.slab_stride, shape.batch,
+        guard.at_least(n.slab_stride, r.slab_stride, shape.batch,
                        "one entry per sequence in a slab");
       }
       return;
     case Addressing::slot:
-      guard.pointer("states.state", r.state, shape.alignment, shape.alignment_why);
-      guard.at_least("states.num_slots", r.num_slots, 1, "the pool holds at least one slot");
-      guard.at_least("states.slot_stride", r.slot_stride, shape.tile, shape.tile_text);
-      stride_multiple("states.slot_stride", r.slot_stride);
-      guard.pointer("states.read_slot", r.read_slot, alignof(std::int32_t), "int32 elements");
-      guard.pointer("states.write_slot", r.write_slot, alignof(std::int32_t), "int32 elements");
-      guard.at_least("states.write_slot_stride", r.write_slot_stride, shape.writes,
-                     "a write slot for every tile a sequence writes: " +
-                         std::to_string(shape.writes));
+      guard.pointer(n.state, r.state, shape.alignment, shape.alignment_why);
+      guard.at_least(n.num_slots, r.num_slots, 1, "the pool holds at least one slot");
+      guard.at_least(n.slot_stride, r.slot_stride, shape.tile, shape.tile_text);
+      stride_multiple(n.slot_stride, r.slot_stride);
+      if (shape.reads) {
+        guard.pointer(n.read_slot, r.read_slot, alignof(std::int32_t), "int32 elements");
+      }
+      if (shape.writes > 0) {
+        guard.pointer(n.write_slot, r.write_slot, alignof(std::int32_t), "int32 elements");
+        guard.at_least(
+            n.write_slot_stride, r.write_slot_stride, shape.writes,
+            "a write slot for every tile a sequence writes: " + std::to_string(shape.writes));
+      }
       return;
   }
   guard.fail("the variant's addressing is " + std::to_string(static_cast<int>(addressing)));

@@ -8,13 +8,14 @@
 // NOTE: a captured graph keeps reading the same address, so restaging between replays on the
 // replay stream is ordered after the previous replay and before the next one. Restaging on
 // another stream would race with a replay still running.
+#include "wyjit/table_stager.hpp"
+
 #include <cstdint>
 #include <string>
 
 #include "common/log.hpp"
 #include "driver/driver_api.hpp"
 #include "wyjit/error.hpp"
-#include "wyjit/table_stager.hpp"
 
 namespace wyjit {
 
@@ -100,9 +101,9 @@ TableStager::~TableStager() {
 void TableStager::check_stage(int writes, int max_batch, void* const* states,
                               void* const* const* inter, int batch) {
   auto fail = [&](const std::string& what) {
-    throw Error(ErrorCode::invalid_argument, "TableStager::stage(writes " +
-                                                 std::to_string(writes) + ", max_batch " +
-                                                 std::to_string(max_batch) + "): " + what);
+    throw Error(ErrorCode::invalid_argument, "TableStager::stage(writes " + std::to_string(writes) +
+                                                 ", max_batch " + std::to_string(max_batch) +
+                                                 "): " + what);
   };
   if (batch < 1 || batch > max_batch) {
     fail("batch is " + std::to_string(batch) + ", must be 1..max_batch (" +

@@ -122,7 +122,7 @@ TEST_CASE("default cache root: WYJIT_CACHE_DIR, XDG_CACHE_HOME, HOME", "[cache][
   CHECK(detail::default_cache_root() == "/home/me/.cache/wyjit");
 }
 
-TEST_CASE("standard matrix: gdn_verify, then conv1d_update, each K 1..17 x every addressing",
+TEST_CASE("standard matrix: gdn_verify, conv1d_update, gdn_replay, each family in turn",
           "[cache][units]") {
   const std::vector<KernelSpec> specs = standard_matrix();
   REQUIRE_FALSE(specs.empty());
@@ -130,15 +130,20 @@ TEST_CASE("standard matrix: gdn_verify, then conv1d_update, each K 1..17 x every
   std::vector<KernelSpec> conv;
   std::vector<GdnVerifySpec> gdn_specs;
   std::vector<Conv1dUpdateSpec> conv_specs;
+  std::vector<GdnReplaySpec> replay_specs;
   for (const KernelSpec& s : specs) {
     CHECK_NOTHROW(validate_spec(s));
     if (const auto* g = std::get_if<GdnVerifySpec>(&s)) {
       CHECK(conv.empty());  // every gdn_verify variant comes before the conv1d_update ones
+      CHECK(replay_specs.empty());
       gdn.push_back(s);
       gdn_specs.push_back(*g);
-    } else {
+    } else if (const auto* c = std::get_if<Conv1dUpdateSpec>(&s)) {
+      CHECK(replay_specs.empty());  // ... and conv1d_update before gdn_replay
       conv.push_back(s);
-      conv_specs.push_back(std::get<Conv1dUpdateSpec>(s));
+      conv_specs.push_back(*c);
+    } else {
+      replay_specs.push_back(std::get<GdnReplaySpec>(s));
     }
   }
   // Every addressing mode validate_spec accepts (for both families), and nothing else.
@@ -199,7 +204,22 @@ TEST_CASE("standard matrix: gdn_verify, then conv1d_update, each K 1..17 x every
           }) == static_cast<std::ptrdiff_t>(2 * modes.size()));
   }
 
-  CHECK(specs.size() == gdn.size() + conv.size());
+  // gdn_replay as the shipped models run it (bf16 io, f32 checkpoint, vk, d128, l2norm), with and
+  // without fused gating, logs of 16 and 32 entries, every K that L >= 2K allows.
+  for (const GdnReplaySpec& s : replay_specs) {
+    CHECK(s.io == DType::bf16);
+    CHECK(s.state == DType::f32);
+    CHECK(s.layout == Layout::vk);
+    CHECK(s.dk == 128);
+    CHECK(s.dv == 128);
+    CHECK(s.l2norm_qk);
+    CHECK((s.log == 16 || s.log == 32));
+    CHECK(s.log >= 2 * s.k);
+  }
+  CHECK(modes_of(replay_specs) == modes);
+  CHECK(replay_specs.size() == (8 + 16) * 2 * modes.size());
+
+  CHECK(specs.size() == gdn.size() + conv.size() + replay_specs.size());
   std::vector<KernelSpec> sorted = specs;
   std::sort(sorted.begin(), sorted.end());
   CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());

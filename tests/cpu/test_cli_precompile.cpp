@@ -89,9 +89,12 @@ TEST_CASE("cli: family-only selectors name the flag, its value and the families"
              Catch::Contains("--rollback window selects conv1d_update variants, but --family is "
                              "gdn_verify"));
   CHECK_THAT(refused("--family conv1d_update --dk 64"),
-             Catch::Contains("--dk 64 selects gdn_verify variants, but --family is conv1d_update"));
+             Catch::Contains("--dk 64 selects gdn_verify,gdn_replay variants, but --family is "
+                             "conv1d_update"));
   CHECK_THAT(refused("--gating --family conv1d_update"),
-             Catch::Contains("--gating selects gdn_verify variants"));
+             Catch::Contains("--gating selects gdn_verify,gdn_replay variants"));
+  CHECK_THAT(refused("--family gdn_verify --log 16"),
+             Catch::Contains("--log 16 selects gdn_replay variants, but --family is gdn_verify"));
   CHECK_THAT(refused("--family gdn_verify,conv1d_usdate"),
              Catch::Contains("bad value 'conv1d_usdate' for --family: expected one of gdn_verify, "
                              "conv1d_update"));
@@ -152,30 +155,44 @@ TEST_CASE("cli: precompile selects conv1d_update variants by family", "[cli]") {
                             "--rollback window --weight io,f32")) ==
         std::vector<std::string>{"conv1d_update.k1.io_f32.w4.wt_f32.window.strided.silu"});
 
-  // Selectors of both families: each family takes its own; shared ones apply to both.
-  const nlohmann::json both =
-      precompile("--k 1 --io f32 --addressing strided --layout kv --rollback window");
+  // Selectors of two families: each family takes its own; shared ones apply to both.
+  const nlohmann::json both = precompile(
+      "--family gdn_verify,conv1d_update --k 1 --io f32 --addressing strided --layout kv "
+      "--rollback window");
   CHECK(variants(both) == std::vector<std::string>{
                               "gdn_verify.k1.io_f32.st_f32.strided.kv.d128",
                               "conv1d_update.k1.io_f32.w4.wt_f32.window.strided.silu",
                           });
   CHECK(both.at("summary").at("cached") == 1);
 
-  // Only shared selectors: every family of the standard matrix.
+  // Only shared selectors: every family of the standard matrix, each with its standard values.
   const nlohmann::json shared = precompile("--k 2 --io bf16 --addressing slot");
   CHECK(variants(shared) == std::vector<std::string>{
                                 "gdn_verify.k2.io_bf16.st_f32.slot.vk.d128",
                                 "conv1d_update.k2.io_bf16.w4.wt_bf16.intermediate.slot.silu",
                                 "conv1d_update.k2.io_bf16.w4.wt_bf16.window.slot.silu",
+                                "gdn_replay.k2.l16.io_bf16.st_f32.slot.vk.d128.l2norm",
+                                "gdn_replay.k2.l16.io_bf16.st_f32.slot.vk.d128.l2norm.gating",
+                                "gdn_replay.k2.l32.io_bf16.st_f32.slot.vk.d128.l2norm",
+                                "gdn_replay.k2.l32.io_bf16.st_f32.slot.vk.d128.l2norm.gating",
                             });
   CHECK(shared.at("summary").at("cached") == 1);
+
+  // A family's fields alone select it: --log is gdn_replay's; K beyond L/2 is left out.
+  CHECK(variants(precompile("--log 8 --k 3-5 --addressing strided")) ==
+        std::vector<std::string>{
+            "gdn_replay.k3.l8.io_bf16.st_f32.strided.vk.d128.l2norm",
+            "gdn_replay.k4.l8.io_bf16.st_f32.strided.vk.d128.l2norm",
+            "gdn_replay.k3.l8.io_bf16.st_f32.strided.vk.d128.l2norm.gating",
+            "gdn_replay.k4.l8.io_bf16.st_f32.strided.vk.d128.l2norm.gating",
+        });
 }
 
 TEST_CASE("cli: precompile selectors, plain progress lines off a terminal, --json", "[cli]") {
   TempCacheDir cache;
   const RunResult r = run_wyjit(
-      "precompile --arch sm_90 --k 3 --io f16 --addressing table,slot --layout kv --dk 64 "
-      "--dv 128 --l2norm -j 2 " +
+      "precompile --arch sm_90 --family gdn_verify --k 3 --io f16 --addressing table,slot "
+      "--layout kv --dk 64 --dv 128 --l2norm -j 2 " +
       cache.arg());
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -187,7 +204,7 @@ TEST_CASE("cli: precompile selectors, plain progress lines off a terminal, --jso
   CHECK(r.output.find('\r') == std::string::npos);  // no bar: stdout is a pipe
 
   const RunResult json = run_wyjit(
-      "precompile --json --arch sm_90 --k 3 --io f16 --addressing "
+      "precompile --json --arch sm_90 --family gdn_verify --k 3 --io f16 --addressing "
       "table,slot --layout kv --dk 64 --dv 128 --l2norm " +
       cache.arg());
   INFO(json.output);

@@ -105,11 +105,11 @@ const char* rollback_arg(Rollback r) {
 std::string name_expression(const Conv1dUpdateSpec& s, std::size_t role) {
   using detail::kernel_bool;
   using detail::kernel_type;
-  const std::string config = detail::template_id(
-      "wyjit_kernels::Conv1dUpdateConfig",
-      {std::to_string(s.k), std::to_string(s.width), kernel_type(s.io), kernel_type(s.weight),
-       detail::kernel_addressing(s.addressing), rollback_arg(s.rollback), kernel_bool(s.bias),
-       kernel_bool(s.silu)});
+  const std::string config =
+      detail::template_id("wyjit_kernels::Conv1dUpdateConfig",
+                          {std::to_string(s.k), std::to_string(s.width), kernel_type(s.io),
+                           kernel_type(s.weight), detail::kernel_addressing(s.addressing),
+                           rollback_arg(s.rollback), kernel_bool(s.bias), kernel_bool(s.silu)});
   return detail::template_id(role == 0 ? "wyjit_kernels::conv1d_update_wide_kernel"
                                        : "wyjit_kernels::conv1d_update_narrow_kernel",
                              {config});

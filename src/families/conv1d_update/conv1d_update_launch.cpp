@@ -138,7 +138,8 @@ bool aligned(const void* p, std::uintptr_t bytes) {
 // The token loop's mode every thread with a whole channel group would pick, where the host
 // knows every address it checks (strided addressing): x and y rows, the tiles read and written
 // all 16-byte vectors. -1 (each thread decides) otherwise.
-int conv1d_host_mode(const Conv1dUpdateSpec& spec, const Conv1dUpdateArgs& a, const Conv1dShape& shape) {
+int conv1d_host_mode(const Conv1dUpdateSpec& spec, const Conv1dUpdateArgs& a,
+                     const Conv1dShape& shape) {
   if (spec.addressing != Addressing::strided) return -1;
   const std::int64_t io = dtype_size(spec.io);
   const auto vec = [&](std::int64_t elems) { return (elems * io) % 16 == 0; };
@@ -173,7 +174,8 @@ int conv1d_narrow_mode(const Conv1dUpdateSpec& spec, const Conv1dUpdateArgs& a) 
             aligned(a.weight, 4) && wbytes % 4 == 0;
   if (a.state_channel_stride == 1) ok = ok && word(a.state_col_stride);
   if (spec.rollback == Rollback::intermediate && spec.k > 1) {
-    ok = ok && aligned(a.states.inter, 4) && word(a.states.inter_seq_stride) && word(a.states.inter_tok_stride);
+    ok = ok && aligned(a.states.inter, 4) && word(a.states.inter_seq_stride) &&
+         word(a.states.inter_tok_stride);
   }
   return ok ? 1 : -1;
 }
@@ -294,5 +296,5 @@ void launch_conv1d_update(const Kernel& kernel, const Conv1dUpdateArgs& a, CUstr
 
 }  // namespace wyjit
 
-WYJIT_C_FAMILY(conv1d_update, wyjit::Conv1dUpdateSpec, wyjit_conv1d_update_args,
+WYJIT_C_LAUNCH(conv1d_update, wyjit::Conv1dUpdateSpec, wyjit_conv1d_update_args,
                wyjit::check_conv1d_update_args, wyjit::launch_conv1d_update)

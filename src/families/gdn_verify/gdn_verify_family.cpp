@@ -4,6 +4,7 @@
 #include <array>
 #include <string>
 
+#include "families/gdn_common/gdn_tokens.hpp"
 #include "gdn_verify/gdn_verify_params.cuh"
 #include "spec/family.hpp"
 #include "stamp/template_args.hpp"
@@ -90,24 +91,21 @@ constexpr std::array<FieldDef<GdnVerifySpec>, 9> kFields = {
 // fields' own ranges are the whole check.
 void check(const GdnVerifySpec&) {}
 
-int layout_arg(Layout l) {
-  return l == Layout::vk ? wyjit_kernels::kLayoutVK : wyjit_kernels::kLayoutKV;
-}
-
 std::string name_expression(const GdnVerifySpec& s, std::size_t /*role*/) {
   using detail::kernel_bool;
   using detail::kernel_type;
   return detail::template_id(
       "wyjit_kernels::gdn_verify_kernel",
-      {detail::template_id("wyjit_kernels::GdnVerifyConfig",
-                           {std::to_string(s.k), std::to_string(s.dk), std::to_string(s.dv),
-                            kernel_type(s.io), kernel_type(s.state), detail::kernel_layout(s.layout),
-                            detail::kernel_addressing(s.addressing), kernel_bool(s.l2norm_qk),
-                            kernel_bool(s.fused_gating)})});
+      {detail::template_id(
+          "wyjit_kernels::GdnVerifyConfig",
+          {std::to_string(s.k), std::to_string(s.dk), std::to_string(s.dv), kernel_type(s.io),
+           kernel_type(s.state), detail::kernel_layout(s.layout),
+           detail::kernel_addressing(s.addressing), kernel_bool(s.l2norm_qk),
+           kernel_bool(s.fused_gating)})});
 }
 
 int max_dynamic_smem(const GdnVerifySpec& s, std::size_t /*role*/) {
-  return wyjit_kernels::gdn_smem_bytes(s.k, s.dk, layout_arg(s.layout));
+  return wyjit_kernels::gdn_smem_bytes(s.k, s.dk, detail::kernel_layout_arg(s.layout));
 }
 
 }  // namespace

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+// A gdn_replay variant's compile-time configuration, its log tile and cursor, and a verify
+// block's shared memory.
+#pragma once
+
+#include "common/gdn_tokens.cuh"
+#include "common/state_refs.cuh"
+#include "gdn_replay/gdn_replay_params.cuh"
+#if defined(__CUDACC__)
+#include "common/gdn_tile.cuh"
+#include "common/types.cuh"
+#endif
+
+namespace wyjit_kernels {
+
+template <int K_, int L_, int Dk_, int Dv_, typename TIo_, typename TState_, int Layout_,
+          int Addressing_, bool L2Norm_, bool Gating_>
+struct GdnReplayConfig {
+  using TIo = TIo_;
+  using TState = TState_;
+  static constexpr int kK = K_;
+  static constexpr int kL = L_;
+  static constexpr int kDk = Dk_;
+  static constexpr int kDv = Dv_;
+  static constexpr int kLayout = Layout_;
+  static constexpr int kAddressing = Addressing_;
+  static constexpr bool kL2Norm = L2Norm_;
+  static constexpr bool kGating = Gating_;
+
+  static constexpr int kThreads = gdn_threads();
+  static constexpr int kWarps = kThreads / 32;
+  static constexpr int kCols = gdn_block_cols(kDk, kLayout);  // value columns per block
+  static constexpr int kStrips = kDv / kCols;                 // blocks per head
+  static constexpr int kPadDk = gdn_padded_dk(kDk);           // smem row pitch of k rows
+  static constexpr int kLanesPerCol = kLayout == kLayoutVK ? kThreads / kCols : 1;
+  static constexpr int kElems = kCols * kDk / kThreads;  // state elements per thread
+  static constexpr int kVecs = kElems / 4;
+
+  static_assert(kK >= 1 && kK <= 16, "K in 1..16");
+  static_assert(kL >= 2 * kK, "the log holds at least two steps' entries");
+  static_assert((kL & (kL - 1)) == 0, "L is a power of two (positions wrap with a mask)");
+  static_assert(kDv % kCols == 0, "dv must be a multiple of the block's column strip");
+  static_assert(kElems % 4 == 0, "state elements per thread come in fours");
+};
+
+/// The live log of one sequence as a verify sees it: where it starts, how long it is, and
+/// whether this verify folds. A cursor outside the contract is clamped so that nothing is read
+/// or written outside the tile: base is taken mod L, len to [0, L - K].
+struct GdnCursor {
+  int base;
+  int len;
+  bool fold;  // len + 2K > L: S_cur becomes the checkpoint, the new entries' G start from it
+};
+
+#if defined(__CUDACC__)
+
+template <int kK, int kL>
+__device__ __forceinline__ GdnCursor read_cursor(const int* c) {
+  const int base = static_cast<int>(static_cast<unsigned>(c[0]) & static_cast<unsigned>(kL - 1));
+  const int len = min(max(c[1], 0), kL - kK);
+  return GdnCursor{base, len, len + 2 * kK > kL};
+}
+
+/// One log tile: entry positions wrap mod L.
+template <class C>
+struct GdnLogTile {
+  float* base;
+  int hk_count;
+  int hv_count;
+
+  __device__ __forceinline__ float* k(int pos, int hk) const {
+    return base + (static_cast<long long>(pos) * hk_count + hk) * C::kDk;
+  }
+  __device__ __forceinline__ float* u(int pos, int vh) const {
+    return base + static_cast<long long>(C::kL) * hk_count * C::kDk +
+           (static_cast<long long>(pos) * hv_count + vh) * C::kDv;
+  }
+  __device__ __forceinline__ float* g(int pos, int vh) const {
+    return base + static_cast<long long>(C::kL) * (hk_count * C::kDk + hv_count * C::kDv) +
+           static_cast<long long>(pos) * hv_count + vh;
+  }
+};
+
+/// A verify block's shared memory, carved once (sizes: gdn_replay_verify_smem_bytes).
+template <class C>
+struct GdnReplayShared {
+  GdnTokenShared tok;  // the K tokens (k, q, gates, v strip)
+  float* lk;           // [L][kPadDk] live log k rows, j = 0..len-1 (oldest first)
+  float* lu;           // [L][kCols] their u strips
+  float* lw;           // [L] e^{G_cur - G_j}
+  float* ld;           // [L][K] e^{G_cur - G_j} k_j.k_t
+  float* le;           // [L][K] e^{G_cur - G_j} k_j.q_t (q scaled)
+  float* l;            // [K][K] beta_t e^{G_t-G_s} k_s.k_t, s < t
+  float* b;            // [K][K] e^{G_t-G_s} k_s.q_t, s <= t
+  float* w;            // [K][K] (I + L)^-1 diag(beta)
+  float* c;            // [K][K] B W
+  float* p;            // [K][kCols] S_cur^T k_t
+  float* r;            // [K][kCols] S_cur^T q_t
+  float* u;            // [K][kCols] u_t
+  float* red;          // kv: [warps][2K][kCols] partial dots
+
+  __device__ __forceinline__ explicit GdnReplayShared(float* smem) {
+    constexpr int K = C::kK;
+    constexpr int L = C::kL;
+    constexpr int rows = (K + 1) * C::kPadDk;
+    constexpr int strip = K * C::kCols;
+    tok.k = smem;
+    tok.q = tok.k + rows;
+    tok.g = tok.q + rows;
+    tok.eg = tok.g + K;
+    tok.decay = tok.eg + K;
+    tok.beta = tok.decay + K;
+    tok.v = tok.beta + K;
+    lk = tok.v + strip;
+    lu = lk + L * C::kPadDk;
+    lw = lu + L * C::kCols;
+    ld = lw + L;
+    le = ld + L * K;
+    l = le + L * K;
+    b = l + K * K;
+    w = b + K * K;
+    c = w + K * K;
+    p = c + K * K;
+    r = p + strip;
+    u = r + strip;
+    red = u + strip;
+  }
+};
+
+/// Loads the live log of one (sequence, value head, strip) into shared memory: the k rows of
+/// key head hk, the u strip of value head vh at columns j0.., and e^{G_cur - G_j}; returns
+/// G_cur. Every thread issues its copies; the caller waits (copy16_wait) and synchronises.
+template <class C>
+__device__ __forceinline__ float load_live_log(const GdnLogTile<C>& log, const GdnCursor& cur,
+                                               int hk, int vh, int j0, float* lk, float* lu,
+                                               float* lw) {
+  constexpr int L = C::kL;
+  const int tid = static_cast<int>(threadIdx.x);
+  constexpr int kRowVecs = C::kDk / 4;
+  for (int idx = tid; idx < cur.len * kRowVecs; idx += C::kThreads) {
+    const int j = idx / kRowVecs;
+    const int i = (idx % kRowVecs) * 4;
+    copy16_async(lk + j * C::kPadDk + i, log.k((cur.base + j) & (L - 1), hk) + i);
+  }
+  constexpr int kColVecs = C::kCols / 4;
+  for (int idx = tid; idx < cur.len * kColVecs; idx += C::kThreads) {
+    const int j = idx / kColVecs;
+    const int c = (idx % kColVecs) * 4;
+    copy16_async(lu + j * C::kCols + c, log.u((cur.base + j) & (L - 1), vh) + j0 + c);
+  }
+  const float g_cur = cur.len > 0 ? *log.g((cur.base + cur.len - 1) & (L - 1), vh) : 0.0f;
+  for (int j = tid; j < cur.len; j += C::kThreads) {
+    // NOTE: the exponent of a difference, never a ratio of exponentials: G falls without bound.
+    lw[j] = expf(g_cur - *log.g((cur.base + j) & (L - 1), vh));
+  }
+  return g_cur;
+}
+
+/// This thread's elements of S_cur = e^{G_cur} S0 + sum_j w_j k_j u_j^T, in place in `s` (its
+/// S0 elements): the fold, and materialize.
+template <class C>
+__device__ __forceinline__ void apply_live_log(const GdnTileMap<C>& tile, float (&s)[C::kVecs][4],
+                                               float eg_cur, int len, const float* lk,
+                                               const float* lu, const float* lw) {
+#pragma unroll
+  for (int c = 0; c < C::kVecs; ++c) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[c][e] *= eg_cur;
+  }
+  for (int j = 0; j < len; ++j) {
+    const float wu = lw[j] * lu[j * C::kCols + tile.col];
+#pragma unroll
+    for (int c = 0; c < C::kVecs; ++c) {
+      float kk[4];
+      load4(lk + j * C::kPadDk + tile.first_i(c), kk);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[c][e] += kk[e] * wu;
+    }
+  }
+}
+
+#endif  // __CUDACC__
+
+}  // namespace wyjit_kernels

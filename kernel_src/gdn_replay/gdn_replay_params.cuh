@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// The gdn_replay kernels' parameter block (one for its three kernels) and their geometry. Plain
+// C++ with no CUDA keywords: the host launch layer includes this same file.
+#pragma once
+
+#include "common/gdn_tokens.cuh"
+#include "common/state_refs.cuh"
+
+namespace wyjit_kernels {
+
+/// Passed by value to the verify, commit and materialize kernels; each reads its part.
+struct GdnReplayParams {
+  GdnTokenInputs tokens;  // verify: the K tokens; materialize: num_k_heads, num_v_heads only
+  StateRefs states;       // verify, materialize: the checkpoints (a verify's fold: write 0)
+  StateRefs log;          // verify, materialize: the log tiles, read and written in place
+  StateRefs out;          // materialize: where S_cur goes (write 0)
+  const int* cursor;      // verify, materialize: [batch][cursor_stride] {base, len}
+  int* commit_cursor;     // commit: the same, updated
+  const int* accepted;    // commit: [batch]
+  long long cursor_stride;
+  int batch;
+};
+
+/// Floats of one log tile: L entries of k [HK][dk], then of u [HV][dv], then of G [HV].
+WYJIT_HOST_DEVICE constexpr long long gdn_replay_log_floats(int L, int dk, int dv, int hk, int hv) {
+  return static_cast<long long>(L) *
+         (static_cast<long long>(hk) * dk + static_cast<long long>(hv) * dv + hv);
+}
+
+/// Dynamic shared memory of a verify block, in bytes (the carve-up is GdnReplayShared).
+WYJIT_HOST_DEVICE constexpr int gdn_replay_verify_smem_bytes(int K, int L, int dk, int layout) {
+  const int cols = gdn_block_cols(dk, layout);
+  const int pdk = gdn_padded_dk(dk);
+  const int floats = 2 * (K + 1) * pdk + 4 * K + K * cols  // the tokens: k, q, gates, v strip
+                     + L * pdk + L * cols + L              // the live log: k, u strip, weights
+                     + 2 * L * K                           // log dots k_j.k_t, k_j.q_t
+                     + 4 * K * K + 3 * K * cols            // the K x K solve, p, r, u strips
+                     + (layout == kLayoutKV ? (gdn_threads() / 32) * 2 * K * cols : 0);
+  return floats * 4;
+}
+
+/// Dynamic shared memory of a materialize block, in bytes: the live log.
+WYJIT_HOST_DEVICE constexpr int gdn_replay_materialize_smem_bytes(int L, int dk, int layout) {
+  return (L * gdn_padded_dk(dk) + L * gdn_block_cols(dk, layout) + L) * 4;
+}
+
+WYJIT_HOST_DEVICE constexpr int gdn_replay_commit_threads() { return 128; }
+
+}  // namespace wyjit_kernels

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: Apache-2.0
+// gdn_replay verify of K tokens for one (sequence, value head, column strip), in the WY form on
+// top of S_cur without forming it (DESIGN.md, "Replay mode"):
+//
+//   S_cur^T x = e^{G_cur} S0^T x + sum_{j live} e^{G_cur - G_j} (k_j . x) u_j
+//
+// so the block reads its strip of S0 once into registers and the live log (k rows, u strip,
+// G), takes the 2K dots S0^T k_t, S0^T q_t per column and the len x K log dots, solves the
+// K x K system as the classic WY form does, writes the outputs and one log entry per token, and
+// when the cursor says so, folds: writes S_cur (S0 plus the log, in registers) as the new
+// checkpoint, one rounding to the state dtype. Every column is independent given the shared
+// K x K and len x K scalars: blocks own disjoint strips and never read what another writes.
+#pragma once
+
+#include "common/gdn_tile.cuh"
+#include "common/gdn_tokens.cuh"
+#include "common/state_refs.cuh"
+#include "common/types.cuh"
+#include "gdn_replay/gdn_replay_config.cuh"
+
+namespace wyjit_kernels {
+
+/// The K x K dots of the new tokens (L: k.k, s < t; B: q.k, s <= t; decays folded in) and the
+/// len x K dots of the live log with them (ld: k_j.k_t, le: k_j.q_t, weighted by e^{G_cur-G_j}),
+/// 4 lanes per task splitting dk.
+template <class C>
+__device__ __forceinline__ void replay_dots(const GdnReplayShared<C>& sh, int len) {
+  constexpr int K = C::kK;
+  constexpr int PDK = C::kPadDk;
+  constexpr int kHalf = (K + 1) / 2;             // 2-row blocks per side
+  constexpr int kTri = kHalf * (kHalf + 1) / 2;  // lower-triangular blocks, one matrix
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid % 32;
+  const int quarter = lane % 4;
+  const unsigned group_mask = 0xfu << (lane & ~3);
+  const int tasks = 2 * kTri + len * kHalf;
+  // NOTE: a task per 2x2 block: k.k and q.k among the new tokens, then (log entry j, tokens
+  // t0, t0+1) with both k and q; row K of sK / sQ is zeros for an odd K.
+  for (int task = tid / 4;
+       task < ((tasks + C::kThreads / 4 - 1) / (C::kThreads / 4)) * (C::kThreads / 4);
+       task += C::kThreads / 4) {
+    const bool live = task < tasks;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const float* x0;
+    const float* x1;
+    const float* y0;
+    const float* y1;
+    int t0 = 0;
+    int s0 = 0;
+    bool is_qk = false;
+    bool is_log = false;
+    if (task < 2 * kTri) {
+      is_qk = task >= kTri;
+      const int x = task % kTri;
+      int rb = static_cast<int>((sqrtf(8.0f * x + 1.0f) - 1.0f) * 0.5f);
+      rb += (rb + 1) * (rb + 2) / 2 <= x ? 1 : 0;  // NOTE: guard float rounding of the root
+      rb -= rb * (rb + 1) / 2 > x ? 1 : 0;
+      const int sb = x - rb * (rb + 1) / 2;
+      t0 = 2 * rb;
+      s0 = 2 * sb;
+      x0 = (is_qk ? sh.tok.q : sh.tok.k) + t0 * PDK;
+      x1 = (is_qk ? sh.tok.q : sh.tok.k) + (t0 + 1) * PDK;
+      y0 = sh.tok.k + s0 * PDK;
+      y1 = sh.tok.k + (s0 + 1) * PDK;
+    } else {
+      // (j, t0): y0 = k_j; x0, x1 = k_t0, k_t0+1 (acc 0, 2) and q_t0, q_t0+1 (acc 1, 3)
+      is_log = true;
+      const int x = live ? task - 2 * kTri : 0;
+      s0 = x / kHalf;  // j
+      t0 = 2 * (x % kHalf);
+      y0 = sh.lk + s0 * PDK;
+      y1 = y0;
+      x0 = sh.tok.k + t0 * PDK;
+      x1 = sh.tok.k + (t0 + 1) * PDK;
+    }
+    if (live) {
+      for (int i = quarter * 4; i < C::kDk; i += 16) {
+        float a0[4], a1[4], b0[4], b1[4];
+        if (is_log) {
+          load4(x0 + i, a0);                         // k_t0
+          load4(x1 + i, a1);                         // k_t0+1
+          load4(sh.tok.q + t0 * PDK + i, b0);        // q_t0
+          load4(sh.tok.q + (t0 + 1) * PDK + i, b1);  // q_t0+1
+          float kj[4];
+          load4(y0 + i, kj);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            acc[0] += kj[e] * a0[e];
+            acc[1] += kj[e] * b0[e];
+            acc[2] += kj[e] * a1[e];
+            acc[3] += kj[e] * b1[e];
+          }
+        } else {
+          load4(x0 + i, a0);
+          load4(x1 + i, a1);
+          load4(y0 + i, b0);
+          load4(y1 + i, b1);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            acc[0] += a0[e] * b0[e];
+            acc[1] += a0[e] * b1[e];
+            acc[2] += a1[e] * b0[e];
+            acc[3] += a1[e] * b1[e];
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      acc[n] += __shfl_xor_sync(group_mask, acc[n], 1);
+      acc[n] += __shfl_xor_sync(group_mask, acc[n], 2);
+    }
+    if (!live || quarter != 0) continue;
+    if (is_log) {
+      const float w = sh.lw[s0];
+      sh.ld[s0 * K + t0] = w * acc[0];
+      sh.le[s0 * K + t0] = w * acc[1];
+      if (t0 + 1 < K) {
+        sh.ld[s0 * K + t0 + 1] = w * acc[2];
+        sh.le[s0 * K + t0 + 1] = w * acc[3];
+      }
+      continue;
+    }
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      const int t = t0 + n / 2;
+      const int s_ = s0 + n % 2;
+      const bool needed = t < K && (is_qk ? s_ <= t : s_ < t);
+      if (t < K && s_ < K) {
+        const float decayed = needed ? acc[n] * expf(sh.tok.g[t] - sh.tok.g[s_]) : 0.0f;
+        if (is_qk) {
+          sh.b[t * K + s_] = decayed;
+        } else {
+          sh.l[t * K + s_] = decayed * sh.tok.beta[t];
+        }
+      }
+    }
+  }
+}
+
+/// W = (I + L)^-1 diag(beta), C = B W: warp 0, lane s owns column s.
+template <class C>
+__device__ __forceinline__ void replay_solve_wc(const GdnReplayShared<C>& sh) {
+  constexpr int K = C::kK;
+  const int sc = static_cast<int>(threadIdx.x) % 32;
+  float col[K];
+#pragma unroll
+  for (int t = 0; t < K; ++t) col[t] = t == sc ? 1.0f : 0.0f;
+#pragma unroll
+  for (int t = 1; t < K; ++t) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int m = 0; m < t; ++m) acc += sh.l[t * K + m] * col[m];
+    if (t > sc) col[t] = -acc;
+  }
+  if (sc < K) {
+    const float beta_s = sh.tok.beta[sc];
+#pragma unroll
+    for (int t = 0; t < K; ++t) {
+      float acc = 0.0f;
+#pragma unroll
+      for (int m = 0; m <= t; ++m) acc += sh.b[t * K + m] * col[m];
+      sh.w[t * K + sc] = col[t] * beta_s;
+      sh.c[t * K + sc] = acc * beta_s;
+    }
+  }
+}
+
+/// p_t = S_cur^T k_t and r_t = S_cur^T q_t for the block's columns: S0's part from this thread's
+/// elements reduced over the column's threads, then e^{G_cur} and the log's part.
+template <class C>
+__device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
+                                               const GdnTileMap<C>& tile,
+                                               const float (&s)[C::kVecs][4], float eg_cur,
+                                               int len) {
+  constexpr int K = C::kK;
+  constexpr int COLS = C::kCols;
+  constexpr int PDK = C::kPadDk;
+  const int tid = static_cast<int>(threadIdx.x);
+  float acc[2 * K];
+#pragma unroll
+  for (int t = 0; t < K; ++t) {
+    float pk = 0.0f;
+    float pq = 0.0f;
+#pragma unroll
+    for (int c = 0; c < C::kVecs; ++c) {
+      float kk[4], qq[4];
+      load4(sh.tok.k + t * PDK + tile.first_i(c), kk);
+      load4(sh.tok.q + t * PDK + tile.first_i(c), qq);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        pk += s[c][e] * kk[e];
+        pq += s[c][e] * qq[e];
+      }
+    }
+    acc[t] = pk;
+    acc[K + t] = pq;
+  }
+  // The log's part of value x (< K: p_t, else r_t) at column c.
+  const auto with_log = [&](int x, int c, float s0_part) {
+    const int t = x % K;
+    const float* dots = x < K ? sh.ld : sh.le;
+    float v = eg_cur * s0_part;
+    for (int j = 0; j < len; ++j) v += dots[j * K + t] * sh.lu[j * COLS + c];
+    (x < K ? sh.p : sh.r)[t * COLS + c] = v;
+  };
+  if constexpr (C::kLayout == kLayoutVK) {
+    // Reduce-scatter over the column's lanes: each step halves what a lane holds, so lane l
+    // ends with the totals of x = g * L + l.
+    constexpr int NL = C::kLanesPerCol;
+    constexpr int kGroups = (2 * K + NL - 1) / NL;
+    float v[kGroups][NL];
+#pragma unroll
+    for (int x = 0; x < kGroups * NL; ++x) v[x / NL][x % NL] = x < 2 * K ? acc[x] : 0.0f;
+    constexpr int kSteps = NL >= 32   ? 5
+                           : NL >= 16 ? 4
+                           : NL >= 8  ? 3
+                           : NL >= 4  ? 2
+                           : NL >= 2  ? 1
+                                      : 0;
+    static_assert(NL == (1 << kSteps), "lanes per column: a power of two up to 32");
+#pragma unroll
+    for (int step = 0; step < kSteps; ++step) {
+      const int o = (NL / 2) >> step;
+      const bool upper = (tile.lane_in_col & o) != 0;
+#pragma unroll
+      for (int gi = 0; gi < kGroups; ++gi) {
+#pragma unroll
+        for (int r = 0; r < NL / 2; ++r) {
+          // NOTE: a constant trip count, so that both loops unroll and v stays in registers.
+          if (r < o) {
+            const float send = upper ? v[gi][r] : v[gi][r + o];
+            const float keep = upper ? v[gi][r + o] : v[gi][r];
+            v[gi][r] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int gi = 0; gi < kGroups; ++gi) {
+      const int x = gi * NL + tile.lane_in_col;
+      if (x < 2 * K) with_log(x, tile.col, v[gi][0]);
+    }
+  } else {
+    const int warp = tid / 32;
+#pragma unroll
+    for (int x = 0; x < 2 * K; ++x) sh.red[(warp * 2 * K + x) * COLS + tile.col] = acc[x];
+    __syncthreads();
+    for (int idx = tid; idx < 2 * K * COLS; idx += C::kThreads) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int w = 0; w < C::kWarps; ++w) sum += sh.red[w * 2 * K * COLS + idx];
+      with_log(idx / COLS, idx % COLS, sum);
+    }
+  }
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kThreads) gdn_replay_verify_kernel(const GdnReplayParams p) {
+  using TIo = typename C::TIo;
+  using TState = typename C::TState;
+  constexpr int K = C::kK;
+  constexpr int L = C::kL;
+  constexpr int DK = C::kDk;
+  constexpr int DV = C::kDv;
+  constexpr int COLS = C::kCols;
+  const int tid = static_cast<int>(threadIdx.x);
+
+  extern __shared__ __align__(16) float smem[];
+  const GdnReplayShared<C> sh(smem);
+
+  // ---- which strip, which tiles ----
+  const int strip = static_cast<int>(blockIdx.x) % C::kStrips;
+  const int seq_head = static_cast<int>(blockIdx.x) / C::kStrips;
+  const int hv_count = p.tokens.num_v_heads;
+  const int vh = seq_head % hv_count;
+  const int b = seq_head / hv_count;
+  const int group = hv_count / p.tokens.num_k_heads;
+  const int hk = vh / group;
+  const int j0 = strip * COLS;
+  const long long row0 = static_cast<long long>(b) * K;
+  const StateTiles<TState, 1, C::kAddressing> checkpoint(p.states, b,
+                                                         static_cast<long long>(vh) * DK * DV);
+  if (checkpoint.skip()) return;
+  const StateTiles<float, 1, C::kAddressing> log_tiles(p.log, b, 0);
+  if (log_tiles.skip()) return;
+  const GdnLogTile<C> log{log_tiles.read(), p.tokens.num_k_heads, hv_count};
+  const GdnCursor cur = read_cursor<K, L>(p.cursor + b * p.cursor_stride);
+  const GdnTileMap<C> tile;
+
+  // ---- every global read issued before any is used: the S0 strip, the tokens, the log ----
+  float s[C::kVecs][4];
+  tile.load(checkpoint.read(), j0, s);
+  GdnTokenLoads<C> tokens;
+  tokens.issue(p.tokens, row0, hk, vh, j0);
+  const float g_cur = load_live_log(log, cur, hk, vh, j0, sh.lk, sh.lu, sh.lw);
+  const float eg_cur = expf(g_cur);
+  tokens.publish(p.tokens, sh.tok);
+  copy16_wait();
+  __syncthreads();
+
+  // ---- the scalars every column shares ----
+  replay_dots(sh, cur.len);
+  __syncthreads();
+  if (tid < 32) replay_solve_wc(sh);
+  replay_project(sh, tile, s, eg_cur, cur.len);
+  __syncthreads();
+
+  // ---- u_t and o_t for every (t, column) of the strip; the log entries ----
+  TIo* out = static_cast<TIo*>(p.tokens.out);
+  for (int idx = tid; idx < K * COLS; idx += C::kThreads) {
+    const int t = idx / COLS;
+    const int c = idx % COLS;
+    float u = 0.0f;
+    float o = sh.tok.eg[t] * sh.r[idx];
+    for (int s_ = 0; s_ <= t; ++s_) {
+      const float x = sh.tok.v[s_ * COLS + c] - sh.tok.eg[s_] * sh.p[s_ * COLS + c];
+      u += sh.w[t * K + s_] * x;
+      o += sh.c[t * K + s_] * x;
+    }
+    out[(row0 + t) * p.tokens.o_stride + static_cast<long long>(vh) * DV + j0 + c] =
+        from_float<TIo>(o);
+    log.u((cur.base + cur.len + t) & (L - 1), vh)[j0 + c] = u;
+  }
+  // NOTE: G of an entry is measured from the checkpoint it will be read against: the new one
+  // when this verify folds.
+  if (strip == 0 && tid < K) {
+    *log.g((cur.base + cur.len + tid) & (L - 1), vh) =
+        cur.fold ? sh.tok.g[tid] : g_cur + sh.tok.g[tid];
+  }
+  // A key head's k rows, by one block of its group.
+  if (strip == 0 && vh % group == 0) {
+    constexpr int kRowVecs = DK / 4;
+    for (int idx = tid; idx < K * kRowVecs; idx += C::kThreads) {
+      const int t = idx / kRowVecs;
+      const int i = (idx % kRowVecs) * 4;
+      float kk[4];
+      load4(sh.tok.k + t * C::kPadDk + i, kk);
+      store4(log.k((cur.base + cur.len + t) & (L - 1), hk) + i, kk);
+    }
+  }
+
+  // ---- the fold: S_cur as the new checkpoint, from the registers ----
+  if (cur.fold) {
+    TState* const dst = checkpoint.write(0);
+    if (dst == nullptr) return;
+    apply_live_log(tile, s, eg_cur, cur.len, sh.lk, sh.lu, sh.lw);
+#pragma unroll
+    for (int c = 0; c < C::kVecs; ++c) tile.store(dst, j0, s[c], c);
+  }
+}
+
+}  // namespace wyjit_kernels
