@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "common/conv1d_reference.hpp"
-#include "gpu/conv1d_case.hpp"
-#include "gpu/gdn_verify_buffers.hpp"
-#include "gpu/gpu_support.hpp"
+#include "gpu/families/conv1d_update/rollback_case.hpp"
+#include "gpu/support/device.hpp"
+#include "gpu/support/host_tensor.hpp"
 
 namespace wyjit::test {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "gpu/conv1d_rig.hpp"
+#include "gpu/families/conv1d_update/rollback_rig.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -9,7 +9,7 @@
 namespace wyjit::test {
 
 Conv1dGeometry make_conv1d_geometry(const Conv1dCase& c) {
-  const KernelSpec& s = c.spec;
+  const Conv1dUpdateSpec& s = c.spec;
   const std::int64_t pad = c.padded ? 1 : 0;
   Conv1dGeometry g;
   g.batch = c.batch;
@@ -190,43 +190,44 @@ HostTensor Conv1dRig::launch(const Conv1dProblem& p, const Conv1dPlan& plan) {
   std::vector<std::int32_t> write_slot(static_cast<std::size_t>(g_.batch * (g_.writes + 1)), -5);
   switch (c_.spec.addressing) {
     case Addressing::strided:
-      a.state = state_.get();
-      a.state_seq_stride = g_.state_seq_stride;
-      a.inter = g_.window || g_.K == 1 ? nullptr : tile_ptr(g_.batch);
-      a.inter_seq_stride = g_.inter_seq_stride;
-      a.inter_tok_stride = g_.inter_tok_stride;
+      a.states.state = state_.get();
+      a.states.state_seq_stride = g_.state_seq_stride;
+      a.states.inter = g_.window || g_.K == 1 ? nullptr : tile_ptr(g_.batch);
+      a.states.inter_seq_stride = g_.inter_seq_stride;
+      a.states.inter_tok_stride = g_.inter_tok_stride;
       break;
     case Addressing::table: {
-      a.slab_stride = g_.batch + 1;
-      std::vector<void*> table(static_cast<std::size_t>(g_.writes * a.slab_stride), nullptr);
+      a.states.slab_stride = g_.batch + 1;
+      std::vector<void*> table(static_cast<std::size_t>(g_.writes * a.states.slab_stride), nullptr);
       for (int b = 0; b < g_.batch; ++b) {
         table[static_cast<std::size_t>(b)] = tile_ptr(plan.read[b]);
         for (int t = 0; t + 1 < g_.writes; ++t) {
-          table[static_cast<std::size_t>((1 + t) * a.slab_stride + b)] =
+          table[static_cast<std::size_t>((1 + t) * a.states.slab_stride + b)] =
               tile_ptr(plan.write[b * g_.writes + t]);
         }
       }
       tables_.upload(as_bytes(table));
-      a.tables = static_cast<void* const*>(tables_.get());
+      a.states.tables = static_cast<void* const*>(tables_.get());
       break;
     }
     case Addressing::slot:
-      a.state = state_.get();
-      a.slot_stride = static_cast<std::int64_t>(g_.at.size() > 1 ? g_.at[1] - g_.at[0] : g_.tile);
-      a.num_slots = static_cast<std::int32_t>(g_.at.size());
-      a.write_slot_stride = g_.writes + 1;
+      a.states.state = state_.get();
+      a.states.slot_stride =
+          static_cast<std::int64_t>(g_.at.size() > 1 ? g_.at[1] - g_.at[0] : g_.tile);
+      a.states.num_slots = static_cast<std::int32_t>(g_.at.size());
+      a.states.write_slot_stride = g_.writes + 1;
       for (int b = 0; b < g_.batch; ++b) {
         for (int t = 0; t < g_.writes; ++t) {
           const int tile = plan.write[b * g_.writes + t];
           // NOTE: a skipped window write uses a slot past the pool, which must count as -1.
-          write_slot[static_cast<std::size_t>(b * a.write_slot_stride + t)] =
-              tile >= 0 ? tile : (g_.window ? a.num_slots : -1);
+          write_slot[static_cast<std::size_t>(b * a.states.write_slot_stride + t)] =
+              tile >= 0 ? tile : (g_.window ? a.states.num_slots : -1);
         }
       }
       read_slot_.upload(as_bytes(read_slot));
       write_slot_.upload(as_bytes(write_slot));
-      a.read_slot = static_cast<const std::int32_t*>(read_slot_.get());
-      a.write_slot = static_cast<const std::int32_t*>(write_slot_.get());
+      a.states.read_slot = static_cast<const std::int32_t*>(read_slot_.get());
+      a.states.write_slot = static_cast<const std::int32_t*>(write_slot_.get());
       break;
   }
   if (g_.window) {

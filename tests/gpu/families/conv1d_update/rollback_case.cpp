@@ -1,25 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "gpu/conv1d_case.hpp"
+#include "gpu/families/conv1d_update/rollback_case.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 
 #include "common/conv1d_reference.hpp"
-#include "gpu/conv1d_rig.hpp"
+#include "gpu/families/conv1d_update/rollback_rig.hpp"
 
 namespace wyjit::test {
 
 namespace {
-
-Comparison count_as_comparison(std::size_t stray) {
-  Comparison c;
-  c.count = stray;
-  c.max_abs_err = static_cast<double>(stray);
-  c.max_abs_ref = 1;
-  c.rel_err = static_cast<double>(stray);
-  return c;
-}
 
 double y_tolerance(DType io) {
   switch (io) {
@@ -90,7 +81,7 @@ void check_step(Conv1dRig& rig, const Conv1dCase& c, const Conv1dGeometry& g,
                  : 1;
   }
   checks.push_back(
-      {step + "elements written outside y and the states", count_as_comparison(stray), 0.0});
+      {step + "elements written outside y and the states", count_comparison(stray), 0.0});
 }
 
 // The engine accepts a tokens of sequence b (1..K, or 0..K for a window) and rolls back; returns
@@ -134,7 +125,7 @@ std::vector<float> accept(Conv1dRig& rig, const Conv1dCase& c, const Conv1dGeome
 }
 
 std::vector<CheckedTensor> run(const Conv1dCase& c, int steps) {
-  const KernelSpec& s = c.spec;
+  const Conv1dUpdateSpec& s = c.spec;
   const Conv1dGeometry g = make_conv1d_geometry(c);
   const IoType io = io_type(s.io);
   const IoType wt = io_type(s.weight);
@@ -183,7 +174,7 @@ std::vector<CheckedTensor> run(const Conv1dCase& c, int steps) {
     }
     p.state0 = replayed;
     checks.push_back({name + "the state read next == the accepted tokens replayed one by one",
-                      count_as_comparison(mismatches), 0.0});
+                      count_comparison(mismatches), 0.0});
   }
   return checks;
 }
@@ -197,13 +188,13 @@ std::vector<CheckedTensor> run_conv1d_steps(const Conv1dCase& c, int steps) {
 }
 
 std::string describe(const Conv1dCase& c) {
-  return format_spec(c.spec) + " batch=" + std::to_string(c.batch) +
+  return format_spec(KernelSpec(c.spec)) + " batch=" + std::to_string(c.batch) +
          " channels=" + std::to_string(c.channels) + (c.padded ? " padded" : " dense") +
          (c.channels_contiguous ? " tiles=[cols][channels]" : " tiles=[channels][cols]") +
          " seed=" + std::to_string(c.seed) +
-         (c.path == Conv1dPath::wide     ? " path=wide"
-          : c.path == Conv1dPath::narrow ? " path=narrow"
-                                         : "");
+         (c.path == WYJIT_CONV1D_PATH_WIDE     ? " path=wide"
+          : c.path == WYJIT_CONV1D_PATH_NARROW ? " path=narrow"
+                                               : "");
 }
 
 }  // namespace wyjit::test

@@ -1,46 +1,44 @@
 // SPDX-License-Identifier: Apache-2.0
 // gdn_verify against the double-precision sequential reference: every K, io dtype, layout,
-// batch 1/3/8, HK = HV and HK=16/HV=32, dense and padded strides; then every addressing mode,
-// state dtype and option.
+// batch 1/3/8, HK = HV and HK=16/HV=32, dense and padded strides; then every head dim, state
+// dtype and option in every addressing mode. Each case runs on the family's conformance case
+// (gdn_verify_case.cpp) through the shared rig: outputs and every state checked, everything
+// else unchanged, padded sequences and a skipped state with table and slot addressing. Table and
+// slot addressing against strided, bit for bit, is the shared addressing suite.
 #include <catch2/catch.hpp>
 #include <span>
 
-#include "gpu/gdn_verify_case.hpp"
-#include "gpu/gpu_support.hpp"
+#include "gpu/conformance/launch_rig.hpp"
+#include "gpu/conformance/suite_support.hpp"
+#include "gpu/support/device.hpp"
+#include "wyjit/gdn_verify.hpp"
 
 namespace wyjit::test {
 
 namespace {
 
-VerifyResult check_case(const VerifyCase& c) {
-  INFO(describe(c));
-  VerifyResult result = run_verify_case(c);
-  for (const CheckedTensor& t : result.checks) {
-    INFO(t.comparison.describe(t.name) << " tolerance " << t.tolerance);
-    CHECK(t.passed());
-  }
-  return result;
-}
+using conformance::LaunchRig;
+using conformance::Sample;
 
-// Table and slot addressing must give the same bytes as strided addressing on the same data.
-void check_same_bytes_as_strided(const VerifyCase& c) {
-  const VerifyResult got = check_case(c);
-  VerifyCase strided = c;
-  strided.spec.addressing = Addressing::strided;
-  const VerifyResult want = run_verify_case(strided);
-  INFO(describe(c) << " vs strided");
-  std::size_t compared = 0;
-  for (std::size_t r = 0; r < got.out_rows.size(); ++r) {
-    if (got.out_rows[r].empty()) continue;
-    CHECK(got.out_rows[r] == want.out_rows[r]);
-    ++compared;
-  }
-  for (std::size_t x = 0; x < got.state_bytes.size(); ++x) {
-    if (got.state_bytes[x].empty()) continue;
-    CHECK(got.state_bytes[x] == want.state_bytes[x]);
-    ++compared;
-  }
-  CHECK(compared > 0);
+/// One launch. `padded`: padding between rows, sequences and states (poisoned, checked
+/// untouched); with table or slot addressing and batch >= 3 it also pads sequence 1 and skips
+/// the first state of sequence 0.
+struct VerifyCase {
+  GdnVerifySpec spec;
+  int batch = 1;
+  int hk = 1;
+  int hv = 1;
+  bool padded = false;
+  std::uint64_t seed = 1;
+};
+
+void check_case(const VerifyCase& c) {
+  make_context_current();
+  const conformance::FamilyCase& family = conformance::family_case<GdnVerifySpec>();
+  LaunchRig rig(family, Sample{c.spec, c.batch, {c.hk, c.hv}, c.padded}, {.padded = c.padded});
+  const conformance::RigResult result = conformance::run_launch(
+      rig, test_jit().kernel(c.spec), c.seed, conformance::Padding{.middle = c.padded}, nullptr);
+  conformance::check_result(rig, result, "one launch");
 }
 
 // batch x heads x padding: batch 1, 3 and 8, each with HK = HV and with HK=16/HV=32, padding
@@ -67,23 +65,11 @@ std::vector<int> every_k() {
 }
 
 // Compiles every case's variant on all cores first, then checks the cases one by one.
-void check_cases(const std::vector<VerifyCase>& cases, bool against_strided = false) {
+void check_cases(const std::vector<VerifyCase>& cases) {
   std::vector<KernelSpec> specs;
-  for (const VerifyCase& c : cases) {
-    specs.push_back(c.spec);
-    if (against_strided) {
-      specs.push_back(c.spec);
-      specs.back().addressing = Addressing::strided;
-    }
-  }
+  for (const VerifyCase& c : cases) specs.push_back(c.spec);
   prewarm(specs);
-  for (const VerifyCase& c : cases) {
-    if (against_strided) {
-      check_same_bytes_as_strided(c);
-    } else {
-      check_case(c);
-    }
-  }
+  for (const VerifyCase& c : cases) check_case(c);
 }
 
 void check_all_k(DType io, Layout layout) {
@@ -92,7 +78,7 @@ void check_all_k(DType io, Layout layout) {
   std::vector<VerifyCase> cases;
   for (const int k : every_k()) {
     for (const Shape& shape : k <= 4 ? std::span<const Shape>(kShapes) : kShapesLargeK) {
-      KernelSpec spec{.k = k, .io = io, .layout = layout};
+      GdnVerifySpec spec{.k = k, .io = io, .layout = layout};
       cases.push_back({spec, shape.batch, shape.hk, shape.hv, shape.padded, ++seed});
     }
   }
@@ -128,7 +114,7 @@ TEST_CASE("gdn_verify head dims 64 128 256 with and without l2norm", "[gpu][gdn_
          {std::pair{64, 64}, std::pair{256, 256}, std::pair{128, 64}, std::pair{64, 256}}) {
       for (const int k : {1, 4, 9, 32}) {
         for (const bool l2norm : {false, true}) {
-          KernelSpec spec{
+          GdnVerifySpec spec{
               .k = k, .io = DType::bf16, .layout = layout, .dk = dk, .dv = dv, .l2norm_qk = l2norm};
           cases.push_back({spec, 3, 2, 4, true, ++seed});
         }
@@ -136,31 +122,6 @@ TEST_CASE("gdn_verify head dims 64 128 256 with and without l2norm", "[gpu][gdn_
     }
   }
   check_cases(cases);
-}
-
-TEST_CASE("gdn_verify table and slot addressing match strided bit for bit", "[gpu][gdn_verify]") {
-  std::uint64_t seed = 5000;
-  std::vector<VerifyCase> cases;
-  for (const Addressing addressing : {Addressing::table, Addressing::slot}) {
-    for (const Layout layout : {Layout::vk, Layout::kv}) {
-      for (const DType state : {DType::f32, DType::bf16}) {
-        for (const int k : {1, 2, 3, 4, 8, 16, 17, 32}) {
-          // NOTE: HV=32 only up to K=8 (its state volume grows with K); padded batch 3 keeps
-          // the padded-sequence and skipped-state cases at every K.
-          const Shape wide = k <= 8 ? Shape{3, 16, 32, true} : Shape{3, 4, 8, true};
-          for (const Shape& shape : {wide, Shape{8, 2, 4, false}, Shape{1, 4, 4, true}}) {
-            KernelSpec spec{.k = k,
-                            .io = DType::bf16,
-                            .state = state,
-                            .addressing = addressing,
-                            .layout = layout};
-            cases.push_back({spec, shape.batch, shape.hk, shape.hv, shape.padded, ++seed});
-          }
-        }
-      }
-    }
-  }
-  check_cases(cases, true);
 }
 
 TEST_CASE("gdn_verify state dtypes f16 and bf16 in every addressing mode", "[gpu][gdn_verify]") {
@@ -171,7 +132,7 @@ TEST_CASE("gdn_verify state dtypes f16 and bf16 in every addressing mode", "[gpu
       for (const Layout layout : {Layout::vk, Layout::kv}) {
         for (const DType io : {DType::f32, DType::bf16, DType::f16}) {
           for (const int k : {1, 5, 16}) {
-            KernelSpec spec{
+            GdnVerifySpec spec{
                 .k = k, .io = io, .state = state, .addressing = addressing, .layout = layout};
             cases.push_back({spec, 3, 4, 8, true, ++seed});
           }
@@ -189,12 +150,12 @@ TEST_CASE("gdn_verify fused gating and l2norm in every addressing mode", "[gpu][
     for (const Layout layout : {Layout::vk, Layout::kv}) {
       for (const DType io : {DType::f32, DType::bf16}) {
         for (const int k : {1, 3, 8, 17}) {
-          KernelSpec spec{.k = k,
-                          .io = io,
-                          .addressing = addressing,
-                          .layout = layout,
-                          .l2norm_qk = true,
-                          .fused_gating = true};
+          GdnVerifySpec spec{.k = k,
+                             .io = io,
+                             .addressing = addressing,
+                             .layout = layout,
+                             .l2norm_qk = true,
+                             .fused_gating = true};
           cases.push_back({spec, 3, 16, 32, true, ++seed});
         }
       }

@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "gpu/conv1d_case.hpp"
-#include "gpu/gpu_support.hpp"
+#include "gpu/families/conv1d_update/rollback_case.hpp"
+#include "gpu/support/device.hpp"
 
 namespace wyjit::test {
 
@@ -18,8 +18,8 @@ constexpr Addressing kAddressings[] = {Addressing::strided, Addressing::table, A
 constexpr Rollback kRollbacks[] = {Rollback::intermediate, Rollback::window};
 
 // The options follow K, so that the step runs reuse the variants of the K sweep.
-KernelSpec conv_spec(int k, DType io, Rollback rollback, Addressing addressing) {
-  KernelSpec s{.family = Family::conv1d_update, .k = k, .io = io, .addressing = addressing};
+Conv1dUpdateSpec conv_spec(int k, DType io, Rollback rollback, Addressing addressing) {
+  Conv1dUpdateSpec s{.k = k, .io = io, .addressing = addressing};
   s.rollback = rollback;
   s.weight = k % 2 == 0 ? DType::f32 : io;
   s.bias = k % 2 == 1;
@@ -61,7 +61,7 @@ void check_cases(const std::vector<Conv1dCase>& cases, int steps) {
   for (const Conv1dCase& c : cases) specs.push_back(c.spec);
   prewarm(specs);
   for (Conv1dCase c : cases) {
-    for (const Conv1dPath path : {Conv1dPath::wide, Conv1dPath::narrow}) {
+    for (const std::int32_t path : {WYJIT_CONV1D_PATH_WIDE, WYJIT_CONV1D_PATH_NARROW}) {
       c.path = path;
       check(describe(c) + (steps > 1 ? " steps=" + std::to_string(steps) : ""),
             steps == 1 ? run_conv1d_case(c) : run_conv1d_steps(c, steps));
@@ -92,17 +92,21 @@ void check_every_k(DType io) {
 
 }  // namespace
 
-TEST_CASE("conv1d_update io f32: every K, rollback form and addressing", "[gpu][conv1d]") {
+TEST_CASE("conv1d_update io f32: every K, rollback form and addressing",
+          "[gpu][conv1d][conv1d_update]") {
   check_every_k(DType::f32);
 }
-TEST_CASE("conv1d_update io f16: every K, rollback form and addressing", "[gpu][conv1d]") {
+TEST_CASE("conv1d_update io f16: every K, rollback form and addressing",
+          "[gpu][conv1d][conv1d_update]") {
   check_every_k(DType::f16);
 }
-TEST_CASE("conv1d_update io bf16: every K, rollback form and addressing", "[gpu][conv1d]") {
+TEST_CASE("conv1d_update io bf16: every K, rollback form and addressing",
+          "[gpu][conv1d][conv1d_update]") {
   check_every_k(DType::bf16);
 }
 
-TEST_CASE("conv1d_update widths 2..8 with every weight dtype, bias and silu", "[gpu][conv1d]") {
+TEST_CASE("conv1d_update widths 2..8 with every weight dtype, bias and silu",
+          "[gpu][conv1d][conv1d_update]") {
   constexpr DType kIo[] = {DType::bf16, DType::f16, DType::f32};
   constexpr int kK[] = {1, 3, 8};
   std::uint64_t seed = 500000;
@@ -111,7 +115,7 @@ TEST_CASE("conv1d_update widths 2..8 with every weight dtype, bias and silu", "[
   for (int width = 2; width <= 8; ++width) {
     for (int options = 0; options < 8; ++options, ++n) {
       const DType io = kIo[n % 3];
-      KernelSpec s{.family = Family::conv1d_update, .k = kK[(n / 3) % 3], .io = io};
+      Conv1dUpdateSpec s{.k = kK[(n / 3) % 3], .io = io};
       s.addressing = kAddressings[n % 3];
       s.width = width;
       s.weight = (options & 1) != 0 ? DType::f32 : io;
@@ -128,7 +132,8 @@ TEST_CASE("conv1d_update widths 2..8 with every weight dtype, bias and silu", "[
 // from one to the next) only when the batch has enough (sequence, channel group) pairs; the
 // shapes above never do. 36 x 8192 bf16 channels (17 x 8192 fp32) is one thread per group,
 // 9 x 8192 at K = 17 three sub-chunks a thread.
-TEST_CASE("conv1d_update at large batch: one thread walks several sub-chunks", "[gpu][conv1d]") {
+TEST_CASE("conv1d_update at large batch: one thread walks several sub-chunks",
+          "[gpu][conv1d][conv1d_update]") {
   std::uint64_t seed = 900000;
   std::vector<Conv1dCase> cases;
   int n = 0;
@@ -147,7 +152,7 @@ TEST_CASE("conv1d_update at large batch: one thread walks several sub-chunks", "
 }
 
 TEST_CASE("conv1d_update over 20 steps with random accepted counts, every form and addressing",
-          "[gpu][conv1d]") {
+          "[gpu][conv1d][conv1d_update]") {
   std::uint64_t seed = 700000;
   std::vector<Conv1dCase> cases;
   int n = 0;

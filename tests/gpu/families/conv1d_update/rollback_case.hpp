@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "gpu/gdn_verify_case.hpp"
+#include "gpu/support/checks.hpp"
 #include "wyjit/conv1d_update.hpp"
 #include "wyjit/spec.hpp"
 
 namespace wyjit::test {
 
 struct Conv1dCase {
-  KernelSpec spec;  ///< a conv1d_update variant
+  Conv1dUpdateSpec spec;
   int batch = 1;
   int channels = 37;
   /// Padding after x and y rows, after each channel's state columns and between state tiles
@@ -27,8 +27,8 @@ struct Conv1dCase {
   std::uint64_t seed = 1;
   /// State tiles [columns][channels] (channels contiguous) instead of [channels][columns].
   bool channels_contiguous = false;
-  /// The kernel path the launches take.
-  Conv1dPath path = Conv1dPath::automatic;
+  /// The kernel the launches take (args.path: WYJIT_CONV1D_PATH_*).
+  std::int32_t path = WYJIT_CONV1D_PATH_AUTOMATIC;
 };
 
 /// One launch: y, every state written (bit for bit: a state holds inputs), and every element
