@@ -27,9 +27,17 @@ WYJIT_HOST_DEVICE constexpr long long gdn_replay_log_floats(int L, int dk, int d
          (static_cast<long long>(hk) * dk + static_cast<long long>(hv) * dv + hv);
 }
 
+/// Value columns one block owns. vk: 64 state elements a thread (4x the classic verify's), so
+/// that the work every block of a head repeats (the tokens, the K x K and log dots, the solve) is
+/// shared by as many columns as the registers allow; kv: a lane a column, as the classic WY form.
+WYJIT_HOST_DEVICE constexpr int gdn_replay_block_cols(int dk, int dv, int layout) {
+  return layout == kLayoutVK ? (8192 / dk < dv ? 8192 / dk : dv) : 32;
+}
+
 /// Dynamic shared memory of a verify block, in bytes (the carve-up is GdnReplayShared).
-WYJIT_HOST_DEVICE constexpr int gdn_replay_verify_smem_bytes(int K, int L, int dk, int layout) {
-  const int cols = gdn_block_cols(dk, layout);
+WYJIT_HOST_DEVICE constexpr int gdn_replay_verify_smem_bytes(int K, int L, int dk, int dv,
+                                                             int layout) {
+  const int cols = gdn_replay_block_cols(dk, dv, layout);
   const int pdk = gdn_padded_dk(dk);
   const int floats = 2 * (K + 1) * pdk + 4 * K + K * cols  // the tokens: k, q, gates, v strip
                      + L * pdk + L * cols + L              // the live log: k, u strip, weights
@@ -40,8 +48,9 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_verify_smem_bytes(int K, int L, int d
 }
 
 /// Dynamic shared memory of a materialize block, in bytes: the live log.
-WYJIT_HOST_DEVICE constexpr int gdn_replay_materialize_smem_bytes(int L, int dk, int layout) {
-  return (L * gdn_padded_dk(dk) + L * gdn_block_cols(dk, layout) + L) * 4;
+WYJIT_HOST_DEVICE constexpr int gdn_replay_materialize_smem_bytes(int L, int dk, int dv,
+                                                                  int layout) {
+  return (L * gdn_padded_dk(dk) + L * gdn_replay_block_cols(dk, dv, layout) + L) * 4;
 }
 
 WYJIT_HOST_DEVICE constexpr int gdn_replay_commit_threads() { return 128; }

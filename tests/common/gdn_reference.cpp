@@ -42,7 +42,14 @@ void validate(const GdnProblem& p) {
     check_size(p.g, rows * p.hv, "g");
     check_size(p.beta, rows * p.hv, "beta");
   }
-  check_size(p.state0, std::size_t(p.batch) * p.hv * p.dk * p.dv, "state0");
+  const std::size_t states = std::size_t(p.batch) * p.hv * p.dk * p.dv;
+  if (p.state0_exact.empty()) {
+    check_size(p.state0, states, "state0");
+  } else if (p.state0_exact.size() != states) {
+    throw std::invalid_argument("gdn_reference: state0_exact has " +
+                                std::to_string(p.state0_exact.size()) + " elements, expected " +
+                                std::to_string(states));
+  }
 }
 
 /// Copies a row of floats into doubles, optionally L2-normalising it (eps 1e-6 inside the sqrt).
@@ -129,8 +136,13 @@ void reference_head(const GdnProblem& p, std::size_t b, std::size_t vh, GdnRefer
   const std::size_t SS = DK * DV;  // elements of one state
   std::vector<double> S(SS);       // [dk][dv]
   std::vector<double> qd(DK), kd(DK), u(DV), acc(DV);
-  const float* s0 = p.state0.data() + (b * HV + vh) * SS;
-  for (std::size_t e = 0; e < SS; ++e) S[e] = static_cast<double>(s0[e]);
+  if (p.state0_exact.empty()) {
+    const float* s0 = p.state0.data() + (b * HV + vh) * SS;
+    for (std::size_t e = 0; e < SS; ++e) S[e] = static_cast<double>(s0[e]);
+  } else {
+    const double* s0 = p.state0_exact.data() + (b * HV + vh) * SS;
+    for (std::size_t e = 0; e < SS; ++e) S[e] = s0[e];
+  }
 
   for (std::size_t t = 0; t < K; ++t) {
     const std::size_t row = b * K + t;

@@ -26,6 +26,9 @@ struct GdnProblem {
   std::vector<float> a, b;            ///< [batch*K][HV]   (used when fused_gating)
   std::vector<float> a_log, dt_bias;  ///< [HV]      (used when fused_gating)
   std::vector<float> state0;  ///< [batch][HV][dk][dv]: element (i over dk, j over dv) at i*dv + j
+  /// When not empty, the initial state in double instead of state0 (same layout): a reference
+  /// carried over many steps (replay mode) keeps its state exact.
+  std::vector<double> state0_exact;
 };
 
 /// Result of the sequential reference.

@@ -131,9 +131,9 @@ int max_dynamic_smem(const GdnReplaySpec& s, std::size_t role) {
   const int layout = detail::kernel_layout_arg(s.layout);
   switch (role) {
     case 0:
-      return wyjit_kernels::gdn_replay_verify_smem_bytes(s.k, s.log, s.dk, layout);
+      return wyjit_kernels::gdn_replay_verify_smem_bytes(s.k, s.log, s.dk, s.dv, layout);
     case 2:
-      return wyjit_kernels::gdn_replay_materialize_smem_bytes(s.log, s.dk, layout);
+      return wyjit_kernels::gdn_replay_materialize_smem_bytes(s.log, s.dk, s.dv, layout);
     default:
       return 0;
   }

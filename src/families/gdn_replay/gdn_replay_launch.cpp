@@ -26,7 +26,7 @@ constexpr int kCommitRole = 1;
 constexpr int kMaterializeRole = 2;
 
 int cols(const GdnReplaySpec& s) {
-  return wyjit_kernels::gdn_block_cols(s.dk, detail::kernel_layout_arg(s.layout));
+  return wyjit_kernels::gdn_replay_block_cols(s.dk, s.dv, detail::kernel_layout_arg(s.layout));
 }
 
 // The checkpoints, the log tiles and the cursor: what verify and materialize both read.
@@ -147,7 +147,7 @@ void launch_gdn_replay_verify(const Kernel& kernel, const GdnReplayVerifyArgs& a
       .grid = static_cast<unsigned>(a.batch * a.num_v_heads * (spec.dv / cols(spec))),
       .block = static_cast<unsigned>(wyjit_kernels::gdn_threads()),
       .smem_bytes = static_cast<unsigned>(
-          wyjit_kernels::gdn_replay_verify_smem_bytes(spec.k, spec.log, spec.dk, layout)),
+          wyjit_kernels::gdn_replay_verify_smem_bytes(spec.k, spec.log, spec.dk, spec.dv, layout)),
   };
   detail::launch_with(kernel, kVerify, plan, params, stream);
 }
@@ -189,7 +189,7 @@ void launch_gdn_replay_materialize(const Kernel& kernel, const GdnReplayMaterial
       .grid = static_cast<unsigned>(a.batch * a.num_v_heads * (spec.dv / cols(spec))),
       .block = static_cast<unsigned>(wyjit_kernels::gdn_threads()),
       .smem_bytes = static_cast<unsigned>(
-          wyjit_kernels::gdn_replay_materialize_smem_bytes(spec.log, spec.dk, layout)),
+          wyjit_kernels::gdn_replay_materialize_smem_bytes(spec.log, spec.dk, spec.dv, layout)),
   };
   detail::launch_with(kernel, kMaterialize, plan, params, stream);
 }
