@@ -191,8 +191,8 @@ def _entry(name: str, obj: Any) -> Optional[int]:
 
 class TableStager(_Owned):
     """The fixed device buffer of table addressing (wyjit::TableStager), allocated in the
-    current CUDA context, for launches that write `writes` tiles a sequence: K for gdn_verify
-    and conv1d_update's intermediate form, 1 for its window form. Pass it as `tables=`; stage()
+    current CUDA context, for launches that write `writes` tiles a sequence (each family's
+    launcher documents its count: K for gdn_verify). Pass it as `tables=`; stage()
     new pointers between launches (or graph replays) on the launch stream."""
 
     _destroy = "wyjit_table_stager_destroy"

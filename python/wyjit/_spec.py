@@ -223,7 +223,7 @@ class Spec:
 
     @staticmethod
     def families() -> tuple[str, ...]:
-        """The families this library builds ("gdn_verify", "conv1d_update", ...)."""
+        """The families this library builds, as the library lists them."""
         return _family_names()
 
     @staticmethod

@@ -21,7 +21,7 @@ EXAMPLES = """examples (from the repository root):
   python3 tools/bench/harness --family gdn_verify --addressing strided,slot --layout vk,kv --md out.md
   python3 tools/bench/harness --family gdn_verify --hk 2 --hv 8             # a TP-sharded layer
   python3 tools/bench/harness --family gdn_verify --check --k 2,4 --n 1,3    # same results?
-  python3 tools/bench/harness --family conv1d_update --rollback window --layout tc
+  python3 tools/bench/harness --family FAMILY --help                      # its axes
   python3 tools/bench/harness --dry-run                                     # the plan, no GPU
   python3 tools/bench/harness --selftest                                    # CPU tests
 """

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Fills the ignored `.peers/` folder with the peer kernels the harness runs (see
-peers/registry.py) and writes `.peers/classic/MANIFEST.json` (every file, where it came from,
+each peer module's SOURCE, collected by peers/registry.py) and writes `.peers/classic/MANIFEST.json` (every file, where it came from,
 its sha256).
 
     python3 tools/bench/harness/fetch_peers.py                       # git dirs found or cloned

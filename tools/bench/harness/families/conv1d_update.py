@@ -7,8 +7,7 @@ ct = [channels][cols], tc = [cols][channels]. Math and data: include/wyjit/conv1
 
 wyjit's runner calls `wyjit.conv1d_update(kernel, batch=, channels=, x=, y=, weight=, bias=,
 state=, inter=, state_cols=, window_offset=, stream=, ...)` with the field names of
-wyjit::Conv1dUpdateArgs taking tensors; until the package has that function the runner is
-reported as failed with that note.
+wyjit::Conv1dUpdateArgs taking tensors.
 """
 
 from __future__ import annotations
@@ -69,7 +68,7 @@ class Point:
 def bytes_moved(p: Point) -> int:
     """x and y, the weights (and bias), the W-1 history columns read, and the states written: K
     tiles of W-1 columns (intermediate) or one window of W-1+K columns and the offsets (window).
-    The same formula as tools/bench/bench_conv1d.cpp."""
+    The same formula as tools/bench/families/bench_conv1d.cpp."""
     io, wt = DTYPE_BYTES[p.io], DTYPE_BYTES[p.weight]
     h, c, n, k = p.width - 1, p.channels, p.n, p.k
     xy = 2 * n * k * c * io

@@ -63,7 +63,7 @@ class Point:
 def bytes_moved(p: Point) -> int:
     """DESIGN.md "Performance model": (1+K)*N*HV*dk*dv*sizeof(state) of state (S0 read once, K
     states written), the q/k/v/out rows, and g/beta fp32 (or a/b in the io dtype plus
-    A_log/dt_bias). The same formula as tools/bench/bench_gdn_verify.cpp."""
+    A_log/dt_bias). The same formula as tools/bench/families/bench_gdn_verify.cpp."""
     io, st = DTYPE_BYTES[p.io], DTYPE_BYTES[p.state]
     state = (1 + p.k) * p.n * p.tile * st
     rows = p.rows * (2 * p.hk * p.dk + 2 * p.hv * p.dv) * io

@@ -1,3 +1,3 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Peer kernels: `registry` (where each comes from), `_load` (imports them from `.peers/`), and one
-adapter module per peer mapping its call onto wyjit's semantics."""
+"""Peer kernels: one module per peer (where it comes from, `SOURCE`, and its call mapped onto
+wyjit's semantics), `registry` (collects the sources), `_load` (imports them from `.peers/`)."""

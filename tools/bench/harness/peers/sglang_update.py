@@ -20,6 +20,41 @@ from typing import Any, Optional
 from . import _load, registry
 
 KEY = "sglang_update"
+
+SOURCE = registry.Peer(
+    key=KEY,
+    repo="sgl-project/sglang",
+    commit="10faf33794f8f43adc8bfe43eccc57415c9d16eb",
+    root="python",
+    module="sglang.srt.layers.attention.fla.fused_recurrent",
+    function="fused_recurrent_gated_delta_rule_update",
+    kernel_file=f"{registry.SGLANG_FLA}/fused_recurrent.py",
+    closure=(
+        f"{registry.SGLANG_FLA}/op.py",
+        f"{registry.SGLANG_FLA}/stochastic_round.py",
+        f"{registry.SGLANG_FLA}/utils.py",
+    ),
+    stubs=(*registry.SGLANG_SRT_MARKERS, registry.SGLANG_COMMON),
+    fallbacks=(
+        registry.Stub(
+            "packaging/__init__.py",
+            "# STUB (wyjit harness): fallback used only when `packaging` is not installed.\n",
+            "sglang fla/utils.py imports packaging.version at module level",
+        ),
+        registry.Stub(
+            "packaging/version.py",
+            "# STUB (wyjit harness): fallback used only when `packaging` is not installed.\n"
+            "# sglang fla/utils.py calls parse() only in check_environments(), never at import.\n"
+            "import re\n\n\n"
+            "class Version(tuple):\n"
+            "    def __new__(cls, text):\n"
+            '        return super().__new__(cls, (int(p) for p in re.findall(r"\\d+", str(text))[:3]))\n\n\n'
+            "def parse(text):\n"
+            "    return Version(text)\n",
+            "sglang fla/utils.py imports packaging.version at module level",
+        ),
+    ),
+)
 INT32_LIMIT = 2**31
 
 

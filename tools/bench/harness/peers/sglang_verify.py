@@ -23,6 +23,18 @@ from typing import Any, Optional
 from . import _load, registry
 
 KEY = "sglang_verify"
+
+SOURCE = registry.Peer(
+    key=KEY,
+    repo="sgl-project/sglang",
+    commit="00e1106f4ab55cfb7dceeba2dfbc04b0cc40bb6f",
+    root="python",
+    module="sglang.kernels.ops.attention.fla.fused_sigmoid_gating_recurrent",
+    function="fused_sigmoid_gating_delta_rule_update",
+    kernel_file="python/sglang/kernels/ops/attention/fla/fused_sigmoid_gating_recurrent.py",
+    closure=(),  # imports only torch and triton
+    stubs=registry.SGLANG_KERNELS_MARKERS,
+)
 INT32_LIMIT = 2**31
 
 

@@ -21,6 +21,45 @@ from . import _load, registry
 
 KEY = "vllm_conv1d"
 
+SOURCE = registry.Peer(
+    key=KEY,
+    repo="vllm-project/vllm",
+    commit="03c6dad84ad3b1df303e98805a3a0324d70e1539",
+    root="",
+    module="vllm.model_executor.layers.mamba.ops.causal_conv1d",
+    function="causal_conv1d_update",
+    kernel_file="vllm/model_executor/layers/mamba/ops/causal_conv1d.py",
+    closure=(),
+    stubs=(
+        *registry.VLLM_MARKERS,
+        *registry.markers(
+            "vllm/model_executor/layers/mamba/__init__.py",
+            "vllm/model_executor/layers/mamba/ops/__init__.py",
+            "vllm/attention/__init__.py",
+            "vllm/attention/backends/__init__.py",
+        ),
+        registry.Stub(
+            "vllm/attention/backends/utils.py",
+            "# STUB (wyjit harness) for vllm.attention.backends.utils: only PAD_SLOT_ID.\n"
+            "PAD_SLOT_ID = -1\n",
+            "the real module imports the attention backends; causal_conv1d.py needs only "
+            "PAD_SLOT_ID",
+        ),
+        registry.VLLM_TRITON_UTILS,
+    ),
+    fallbacks=(
+        registry.Stub(
+            "numpy/__init__.py",
+            "# STUB (wyjit harness): fallback used only when numpy is not installed.\n"
+            "# vLLM causal_conv1d.py uses numpy only in causal_conv1d_fn (prefill), never in\n"
+            "# causal_conv1d_update.\n\n\n"
+            "def __getattr__(name):\n"
+            '    raise ImportError(f"numpy is not installed (numpy.{name} was asked for)")\n',
+            "vLLM causal_conv1d.py imports numpy at module level",
+        ),
+    ),
+)
+
 
 class VllmConv1d:
     key = KEY

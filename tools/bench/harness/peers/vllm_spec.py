@@ -20,6 +20,27 @@ from . import _load, registry
 
 KEY = "vllm_spec"
 
+SOURCE = registry.Peer(
+    key=KEY,
+    repo="vllm-project/vllm",
+    commit="03c6dad84ad3b1df303e98805a3a0324d70e1539",
+    root="",
+    module="vllm.model_executor.layers.fla.ops.fused_recurrent",
+    function="fused_recurrent_gated_delta_rule",
+    kernel_file="vllm/model_executor/layers/fla/ops/fused_recurrent.py",
+    closure=("vllm/model_executor/layers/fla/ops/op.py",),
+    stubs=(
+        *registry.VLLM_MARKERS,
+        registry.marker("vllm/model_executor/layers/fla/__init__.py"),
+        registry.Stub(
+            "vllm/model_executor/layers/fla/ops/__init__.py",
+            "# STUB (wyjit harness): package marker; the real one imports every FLA op.\n",
+            "the real one imports chunk, layernorm and the other FLA ops",
+        ),
+        registry.VLLM_TRITON_UTILS,
+    ),
+)
+
 
 class VllmSpec:
     key = KEY

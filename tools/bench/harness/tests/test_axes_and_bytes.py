@@ -7,8 +7,7 @@ import sys
 
 import pytest
 
-from harness import cli
-from harness.families import conv1d_update as conv
+from harness import cli, families
 from harness.families import gdn_verify as gdn
 
 TILE = 32 * 128 * 128  # Qwen3-Next: HV * dk * dv
@@ -46,7 +45,7 @@ def test_lists_of_variants_and_tp_shape():
 @pytest.mark.parametrize("argv", [
     ["--k", "0"], ["--k", "2,x"], ["--k", "33"], ["--hk", "3", "--hv", "8"],
     ["--io", "f64"], ["--gating", "sigmoid"], ["--peers", "flashinfer"],
-    ["--family", "conv1d_update", "--peers", "vllm_spec"], ["--replays", "0"],
+    ["--replays", "0"],
 ])
 def test_bad_arguments_are_refused(argv, capsys):
     with pytest.raises(SystemExit):
@@ -81,33 +80,6 @@ def test_gdn_bytes_model_variants():
     assert gdn.bytes_moved(tp) == 5 * 8 * 128 * 128 * 4 + 4 * (2 * 2 * 128 + 2 * 8 * 128) * 2 + 4 * 8 * 8
 
 
-def test_conv_bytes_model_matches_bench_conv1d():
-    # x and y, weights, W-1 history columns read, the window (W-1+K columns) written, offsets.
-    w = conv.Point(k=4, n=1, rollback="window")
-    assert conv.bytes_moved(w) == 2 * 4 * 8192 * 2 + 8192 * 4 * 2 + 8192 * 3 * 2 + 8192 * 7 * 2 + 4
-    assert conv.bytes_moved(w) == 360_452
-    i = conv.Point(k=4, n=2, rollback="intermediate", bias=True)
-    assert conv.bytes_moved(i) == 2 * 8 * 8192 * 2 + 8192 * 5 * 2 + 2 * 8192 * 3 * 2 + 2 * 4 * 8192 * 3 * 2
-
-
-def test_conv_axes_and_channels_follow_the_heads():
-    a = cli.parse_args(["--family", "conv1d_update", "--k", "4", "--n", "1"])
-    assert [p.rollback for p in conv.points(a)] == ["window", "intermediate"]
-    assert conv.points(a)[0].channels == 8192
-    a = cli.parse_args(["--family", "conv1d_update", "--hk", "2", "--hv", "8", "--k", "4",
-                        "--n", "1", "--rollback", "window"])
-    assert [p.channels for p in conv.points(a)] == [2 * 2 * 128 + 8 * 128]
-    labels = [r.label for r in conv.runners(a)]
-    assert labels == ["vLLM conv", "wyjit strided ct", "wyjit strided tc"]
-
-
-def test_conv_window_geometry():
-    p = conv.Point(k=4, n=1)
-    assert p.cols == 3 + 4 and p.offset == 1
-    assert conv.Point(k=1, n=1).offset == 0
-    assert conv.Point(k=4, n=1, rollback="intermediate").cols == 3
-
-
 def test_skip_reasons():
     a = cli.parse_args(["--gating", "fused"])
     fused = gdn.points(a)[0]
@@ -120,9 +92,6 @@ def test_skip_reasons():
     assert sglang_update.SglangUpdate().skip_reason(big)
     assert sglang_update.SglangUpdate().skip_reason(gdn.Point(k=16, n=128)) is None
     assert vllm_spec.VllmSpec().skip_reason(big) is None
-    from harness.peers import vllm_conv1d
-    assert vllm_conv1d.VllmConv1d().skip_reason(conv.Point(k=4, n=1, rollback="intermediate"))
-    assert vllm_conv1d.VllmConv1d().skip_reason(conv.Point(k=4, n=1)) is None
 
 
 def test_dry_run_needs_no_gpu(capsys):
@@ -136,21 +105,17 @@ def test_cpu_modules_do_not_import_torch():
         pytest.skip("torch was imported by something else in this process")
     import harness.check  # noqa: F401
     import harness.run  # noqa: F401
-    cli.parse_args(["--family", "conv1d_update"])
+    for name in families.NAMES:
+        cli.parse_args(["--family", name])
     assert "torch" not in sys.modules
 
 
 def test_wyjit_variant_names_follow_the_documented_grammar():
-    # The examples of include/wyjit/gdn_verify.hpp and conv1d_update.hpp.
+    # The examples of include/wyjit/gdn_verify.hpp.
     assert gdn.variant_name(gdn.Point(k=4, n=1), "vk", "strided") == \
         "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128.l2norm"
     assert gdn.variant_name(gdn.Point(k=2, n=1, dk=64, gating="fused", state="bf16"), "kv", "slot") \
         == "gdn_verify.k2.io_bf16.st_bf16.slot.kv.dk64.dv128.l2norm.gating"
-    assert conv.variant_name(conv.Point(k=4, n=1), "slot") == \
-        "conv1d_update.k4.io_bf16.w4.wt_bf16.window.slot.silu"
-    assert conv.variant_name(conv.Point(k=2, n=1, rollback="intermediate", bias=True,
-                                        weight="f32"), "strided") == \
-        "conv1d_update.k2.io_bf16.w4.wt_f32.intermediate.strided.bias.silu"
 
 
 def test_check_uses_small_points_by_default():

@@ -10,9 +10,10 @@ torch = pytest.importorskip("torch")
 
 from harness import states  # noqa: E402
 from harness.check import compare, with_final  # noqa: E402
-from harness.families import conv1d_update as conv  # noqa: E402
 from harness.families import gdn_verify as gdn  # noqa: E402
-from harness.peers import sglang_update, sglang_verify, vllm_conv1d, vllm_spec  # noqa: E402
+from harness.peers import sglang_update, sglang_verify, vllm_spec  # noqa: E402
+
+from harness.tests.fakes import Fn as _Fn  # noqa: E402
 
 SMALL = gdn.Point(k=4, n=3, hk=2, hv=4, dk=16, dv=8)
 
@@ -67,23 +68,6 @@ def test_gdn_reference_matches_the_wy_closed_form():
         assert torch.allclose(ref["states"][:, t], st, rtol=1e-9, atol=1e-12)
 
 
-def test_conv_reference_matches_a_direct_loop():
-    p = conv.Point(k=3, n=2, channels=5, bias=True, io="f32", weight="f32")
-    x = conv.make_inputs(p, 4, device="cpu")
-    ref = conv.reference(p, x)
-    h = x.window[..., p.offset:p.offset + 3].double()
-    xs = x.x.double().view(2, 3, 5)
-    for b in range(2):
-        for t in range(3):
-            for c in range(5):
-                window = [*h[b, c].tolist(), *xs[b, :, c].tolist()][t:t + 4]
-                acc = sum(w * z for w, z in zip(x.weight[c].double().tolist(), window, strict=True))
-                acc += float(x.bias[c])
-                want = acc / (1 + torch.exp(torch.tensor(-acc, dtype=torch.float64))).item()
-                assert ref["y"][b * 3 + t, c].item() == pytest.approx(want, rel=1e-12, abs=1e-12)
-    assert torch.equal(ref["window_tail"][..., :2], h[..., 1:])  # z[1:] starts with h_1, h_2
-
-
 def test_arrange_reads_a_copy_and_returns_writes_in_order():
     init = torch.arange(2 * 3, dtype=torch.float32).view(2, 3)
     for addressing in ("strided", "slot"):
@@ -105,17 +89,6 @@ def test_arrange_reads_a_copy_and_returns_writes_in_order():
         assert [w[b, t, 0].item() for b in range(2) for t in range(3)] == [10, 11, 12] * 2
     one = states.arrange("strided", init, writes=1, wyjit=None)
     assert "inter" not in one.kwargs and one.written().shape == (2, 1, 3)
-
-
-class _Fn:
-    """Stands in for a peer's function: records its arguments, returns `result`."""
-
-    def __init__(self, result=None):
-        self.result = result
-
-    def __call__(self, *args, **kw):
-        self.args, self.kw = args, kw
-        return self.result
 
 
 def test_peer_buffers_put_s0_where_each_peer_reads_it():
@@ -148,16 +121,6 @@ def test_peer_calls_keep_every_state():
     bound(bound.buffers(x))
     assert fn.kw["inplace_final_state"] is True and fn.kw["use_qk_l2norm_in_kernel"] is True
     assert fn.kw["num_accepted_tokens"].tolist() == [1] * p.n
-
-
-def test_vllm_conv_window_view():
-    p = conv.Point(k=4, n=2, channels=16)
-    x = conv.make_inputs(p, 1, device="cpu")
-    b = vllm_conv1d._Bound(p, _Fn()).buffers(x)
-    cs = b["conv_state"]
-    assert cs.shape == (2, 16, 3 + 3) and cs.stride(1) == 1  # [N, C, W-2+K], channels contiguous
-    assert torch.equal(cs, x.window[..., :6]) and cs.data_ptr() != x.window.data_ptr()
-    assert b["accepted"].tolist() == [p.offset + 1] * 2 and b["qsl"].tolist() == [0, 4, 8]
 
 
 def test_compare_and_final():
