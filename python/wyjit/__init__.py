@@ -26,9 +26,13 @@ strided views and allocate nothing:
                         read_slot=read, write_slot=write, window_offset=accepted,
                         stream=torch.cuda.current_stream())
 
-check_gdn_verify / check_conv1d_update run every check (Python's and the library's) without a
-GPU; TableStager(writes, max_batch) keeps the pointer tables of table addressing at a fixed
-address for CUDA graphs.
+Replay mode (a checkpoint and a short log per sequence and layer, docs/replay.md) is three
+launches: gdn_replay_verify per layer, one gdn_replay_commit per step, gdn_replay_materialize
+when an engine wants S_cur.
+
+check_<launch> (check_gdn_verify, check_conv1d_update, check_gdn_replay_verify, ...) run every
+check (Python's and the library's) without a GPU; TableStager(writes, max_batch) keeps the
+pointer tables of table addressing at a fixed address for CUDA graphs.
 """
 
 from ._conv1d import build_conv1d_update_args, check_conv1d_update, conv1d_update
@@ -53,6 +57,18 @@ from ._jit import (
     version,
 )
 from ._lib import library_path
+from ._replay import (
+    build_gdn_replay_commit_args,
+    build_gdn_replay_materialize_args,
+    build_gdn_replay_verify_args,
+    check_gdn_replay_commit,
+    check_gdn_replay_materialize,
+    check_gdn_replay_verify,
+    gdn_replay_commit,
+    gdn_replay_log_floats,
+    gdn_replay_materialize,
+    gdn_replay_verify,
+)
 from ._spec import FieldInfo, Spec
 from ._verify import build_args, check_gdn_verify, gdn_verify
 
@@ -78,12 +94,22 @@ __all__ = [
     "TableStager",
     "build_args",
     "build_conv1d_update_args",
+    "build_gdn_replay_commit_args",
+    "build_gdn_replay_materialize_args",
+    "build_gdn_replay_verify_args",
     "build_gdn_verify_args",
     "check_conv1d_update",
+    "check_gdn_replay_commit",
+    "check_gdn_replay_materialize",
+    "check_gdn_replay_verify",
     "check_gdn_verify",
     "conv1d_update",
     "device_count",
     "device_unavailable_reason",
+    "gdn_replay_commit",
+    "gdn_replay_log_floats",
+    "gdn_replay_materialize",
+    "gdn_replay_verify",
     "gdn_verify",
     "library_path",
     "set_log_level",

@@ -119,55 +119,72 @@ def fill_state_refs(
     slot_stride: Optional[int],
     num_slots: Optional[int],
     write_slot_stride: Optional[int],
+    reads: bool = True,
+    names: Optional[dict[str, str]] = None,
 ) -> None:
-    """Fills `refs` for a launch of `batch` sequences that writes `writes` tiles a sequence,
-    after checking every state argument (dtype `dtype`, shapes, strides). Appends the arrays it
-    read to `arrays` (the caller checks they share a device)."""
+    """Fills `refs` for a launch of `batch` sequences that writes `writes` tiles a sequence
+    (0: it reads S_b only, or updates it in place) and reads S_b unless `reads` is False, after
+    checking every state argument (dtype `dtype`, shapes, strides). `names` maps the argument
+    names above to the caller's keywords (a launch with several references: "state" may be
+    "log"), for the messages. Appends the arrays it read to `arrays` (the caller checks they
+    share a device)."""
+    names = names or {}
+
+    def nm(name: str) -> str:
+        return names.get(name, name)
 
     def arr(name: str, obj: Any, expected: Optional[str]) -> Optional[Array]:
-        x = array(name, obj)
+        x = array(nm(name), obj)
         if x is not None:
             if expected is not None:
                 check_dtype(x, expected)
             arrays.append(x)
         return x
 
+    def given(**values: Any) -> dict[str, Any]:
+        return {nm(k): v for k, v in values.items()}
+
     if addressing == "strided":
         refuse(spec_name, "strided addressing",
-               {"tables": tables, "read_slot": read_slot, "write_slot": write_slot})
-        xs = _required(spec_name, "state", arr("state", state, dtype))
+               given(tables=tables, read_slot=read_slot, write_slot=write_slot))
+        xs = _required(spec_name, nm("state"), arr("state", state, dtype))
         refs.state = xs.ptr
-        refs.state_seq_stride = tile.leading(xs, batch, state_seq_stride, "state_seq_stride")
+        refs.state_seq_stride = tile.leading(xs, batch, state_seq_stride, nm("state_seq_stride"))
         if writes > 1:
-            xi = _required(spec_name, "inter", arr("inter", inter, dtype),
+            xi = _required(spec_name, nm("inter"), arr("inter", inter, dtype),
                            f": [batch, {writes - 1}, ...] intermediate states")
             refs.inter = xi.ptr
             refs.inter_seq_stride, refs.inter_tok_stride = tile.pairs(
                 xi, batch, writes - 1, (inter_seq_stride, inter_tok_stride)
             )
         else:
-            refuse(spec_name, "strided addressing with one write a sequence", {"inter": inter})
+            refuse(spec_name, "strided addressing with one write a sequence",
+                   given(inter=inter))
         return
 
     if addressing == "table":
-        refuse(spec_name, "table addressing", {"state": state, "inter": inter,
-                                               "read_slot": read_slot, "write_slot": write_slot})
+        refuse(spec_name, "table addressing", given(state=state, inter=inter,
+                                                    read_slot=read_slot, write_slot=write_slot))
         stager_writes = getattr(tables, "writes", None)
+        want = max(writes, 1)  # a tile updated in place: a stager of one tile a sequence
         if stager_writes is not None:  # a TableStager
-            if stager_writes != writes:
+            if stager_writes != want:
                 raise _errors.invalid_argument(
-                    f"tables is a TableStager for {stager_writes} writes a sequence, {spec_name} "
-                    f"writes {writes}: make it with TableStager({writes}, max_batch)"
+                    f"{nm('tables')} is a TableStager for {stager_writes} writes a sequence, "
+                    f"{spec_name} writes {want}: make it with TableStager({want}, max_batch)"
                 )
             if batch > tables.max_batch:
                 raise _errors.invalid_argument(
                     f"batch is {batch}, the TableStager holds max_batch={tables.max_batch}"
+                    + ("" if nm("tables") == "tables" else f" ({nm('tables')})")
                 )
             refs.tables, refs.slab_stride = tables.tables, tables.slab_stride
             return
-        xt = _required(spec_name, "tables", arr("tables", tables, None), " (a TableStager)")
+        xt = _required(spec_name, nm("tables"), arr("tables", tables, None), " (a TableStager)")
         if slab_stride is None and writes > 1:
-            raise _errors.invalid_argument("tables is a raw pointer: pass slab_stride")
+            raise _errors.invalid_argument(
+                f"{nm('tables')} is a raw pointer: pass {nm('slab_stride')}"
+            )
         refs.tables, refs.slab_stride = xt.ptr, slab_stride or 0
         return
 
@@ -175,37 +192,52 @@ def fill_state_refs(
         raise _errors.InternalError(
             _errors.INTERNAL, f"{spec_name} has addressing {addressing!r}, unknown to this package"
         )
-    refuse(spec_name, "slot addressing", {"inter": inter, "tables": tables})
-    xs = _required(spec_name, "state", arr("state", state, dtype), " (the slot pool)")
-    num_slots = _int32("num_slots", num_slots)
+    refuse(spec_name, "slot addressing", given(inter=inter, tables=tables))
+    xs = _required(spec_name, nm("state"), arr("state", state, dtype), " (the slot pool)")
+    num_slots = _int32(nm("num_slots"), num_slots)
     if xs.described:
         slots = xs.shape[0] if xs.shape else 0  # type: ignore[index]
         if num_slots is not None and num_slots != slots:
             raise _errors.invalid_argument(
-                f"num_slots is {num_slots} but state has {slots} slots (dim 0)"
+                f"{nm('num_slots')} is {num_slots} but {nm('state')} has {slots} slots (dim 0)"
             )
         num_slots = slots
     elif num_slots is None:
-        raise _errors.invalid_argument("state is a raw pointer: pass num_slots and slot_stride")
+        raise _errors.invalid_argument(
+            f"{nm('state')} is a raw pointer: pass {nm('num_slots')} and {nm('slot_stride')}"
+        )
     refs.state = xs.ptr
     refs.num_slots = num_slots
-    refs.slot_stride = tile.leading(xs, num_slots, slot_stride, "slot_stride")
-    xr = _required(spec_name, "read_slot", arr("read_slot", read_slot, "i32"))
-    if rows(xr, batch, 1, 1 if not xr.described else None, "read_slot stride") != 1:
-        raise _errors.invalid_argument(f"read_slot must be contiguous [batch], got {xr.strides}")
-    xw = _required(spec_name, "write_slot", arr("write_slot", write_slot, "i32"))
+    refs.slot_stride = tile.leading(xs, num_slots, slot_stride, nm("slot_stride"))
+    if reads:
+        xr = _required(spec_name, nm("read_slot"), arr("read_slot", read_slot, "i32"))
+        if rows(xr, batch, 1, 1 if not xr.described else None,
+                nm("read_slot") + " stride") != 1:
+            raise _errors.invalid_argument(
+                f"{nm('read_slot')} must be contiguous [batch], got {xr.strides}"
+            )
+        refs.read_slot = xr.ptr
+    else:
+        refuse(spec_name, "a launch that only writes these tiles", given(read_slot=read_slot))
+    if writes == 0:
+        refuse(spec_name, "tiles read or updated in place", given(write_slot=write_slot))
+        return
+    xw = _required(spec_name, nm("write_slot"), arr("write_slot", write_slot, "i32"))
     if xw.described:
         shape = xw.shape
         assert shape is not None
         if writes == 1 and len(shape) == 1 and shape[0] == batch:
-            write_slot_stride = rows(xw, batch, 1, write_slot_stride, "write_slot_stride")
+            write_slot_stride = rows(xw, batch, 1, write_slot_stride, nm("write_slot_stride"))
         elif len(shape) != 2 or shape[0] != batch or shape[1] < writes:
             raise _errors.invalid_argument(
-                f"write_slot has shape {list(shape)}, expected [{batch}, >= {writes}]"
+                f"{nm('write_slot')} has shape {list(shape)}, expected [{batch}, >= {writes}]"
                 + (f" or [{batch}]" if writes == 1 else "")
             )
         else:
-            write_slot_stride = rows(xw, batch, shape[1], write_slot_stride, "write_slot_stride")
+            write_slot_stride = rows(xw, batch, shape[1], write_slot_stride,
+                                     nm("write_slot_stride"))
     elif write_slot_stride is None:
-        raise _errors.invalid_argument("write_slot is a raw pointer: pass write_slot_stride")
-    refs.read_slot, refs.write_slot, refs.write_slot_stride = xr.ptr, xw.ptr, write_slot_stride
+        raise _errors.invalid_argument(
+            f"{nm('write_slot')} is a raw pointer: pass {nm('write_slot_stride')}"
+        )
+    refs.write_slot, refs.write_slot_stride = xw.ptr, write_slot_stride

@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import ctypes
-import math
 from typing import Any, Optional
 
-from . import _errors, _lib
-from ._args import family_spec, fresh, positive_int, shared
+from . import _lib
+from ._args import family_spec, fresh, positive_int
+from ._gdn_tokens import fill_gdn_tokens
 from ._jit import Kernel, stream_handle
 from ._spec import Spec
-from ._states import ContiguousTile, StateRefs, fill_state_refs, refuse
-from ._tensors import Array, array, check_dtype, rows, same_device
+from ._states import ContiguousTile, StateRefs, fill_state_refs
+from ._tensors import Array, same_device
 
 _FAMILY = "gdn_verify"
 
@@ -87,66 +87,18 @@ def build_args(
     """The C argument struct (wyjit_gdn_verify_args) of one launch, after checking every array's
     dtype, shape, contiguity and strides against the variant (see gdn_verify)."""
     spec = family_spec(spec, _FAMILY, "gdn_verify")
-    K, dk, dv = spec.k, spec.dk, spec.dv
     batch = positive_int("batch", batch)
     hk = positive_int("num_k_heads", num_k_heads)
     hv = positive_int("num_v_heads", num_v_heads)
-    n = batch * K  # token rows
-    tile = hv * dk * dv  # elements of one sequence's state
-
     arrays: list[Array] = []
-
-    def arr(name: str, obj: Any, dtype: str) -> Optional[Array]:
-        x = array(name, obj)
-        if x is not None:
-            check_dtype(x, dtype)
-            arrays.append(x)
-        return x
-
-    def row_stride(name: str, x: Optional[Array], width: int, stride: Optional[int],
-                   stride_name: str) -> int:
-        if x is None:
-            raise _errors.invalid_argument(f"{name} is required by {spec.name}")
-        return rows(x, n, width, stride, stride_name)
-
     c = fresh(GdnVerifyArgs, "wyjit_gdn_verify_args_init")
-    c.batch, c.num_k_heads, c.num_v_heads, c.k, c.dk, c.dv = batch, hk, hv, K, dk, dv
-    c.scale = 1.0 / math.sqrt(dk) if scale is None else float(scale)
-
-    # ---- token inputs and output: [batch*K, stride] rows ----
-    xq, xk = arr("q", q, spec.io), arr("k", k, spec.io)
-    xv, xo = arr("v", v, spec.io), arr("out", out, spec.io)
-    c.qk_stride = shared("qk_stride", {
-        "q": row_stride("q", xq, hk * dk, qk_stride, "qk_stride"),
-        "k": row_stride("k", xk, hk * dk, qk_stride, "qk_stride"),
-    })
-    c.v_stride = row_stride("v", xv, hv * dv, v_stride, "v_stride")
-    c.o_stride = row_stride("out", xo, hv * dv, o_stride, "o_stride")
-    c.q, c.k_in, c.v, c.out = xq.ptr, xk.ptr, xv.ptr, xo.ptr  # type: ignore[union-attr]
-
-    if spec.gating:
-        refuse(spec.name, "gating: a, b, a_log, dt_bias", {"g": g, "beta": beta})
-        xa, xb = arr("a", a, spec.io), arr("b", b, spec.io)
-        c.gb_stride = shared("gb_stride", {
-            "a": row_stride("a", xa, hv, gb_stride, "gb_stride"),
-            "b": row_stride("b", xb, hv, gb_stride, "gb_stride"),
-        })
-        for name, obj in (("a_log", a_log), ("dt_bias", dt_bias)):
-            x = arr(name, obj, "f32")
-            if x is None:
-                raise _errors.invalid_argument(f"{name} is required by {spec.name}")
-            rows(x, 1, hv, None if x.described else hv, name + " stride")
-            setattr(c, name, x.ptr)
-        c.a, c.b = xa.ptr, xb.ptr  # type: ignore[union-attr]
-    else:
-        refuse(spec.name, "no gating: g and beta", {"a": a, "b": b, "a_log": a_log,
-                                                    "dt_bias": dt_bias})
-        xg, xbeta = arr("g", g, "f32"), arr("beta", beta, "f32")
-        c.gb_stride = shared("gb_stride", {
-            "g": row_stride("g", xg, hv, gb_stride, "gb_stride"),
-            "beta": row_stride("beta", xbeta, hv, gb_stride, "gb_stride"),
-        })
-        c.g, c.beta = xg.ptr, xbeta.ptr  # type: ignore[union-attr]
+    fill_gdn_tokens(
+        c, spec, arrays, batch=batch, hk=hk, hv=hv, q=q, k=k, v=v, out=out, g=g, beta=beta,
+        a=a, b=b, a_log=a_log, dt_bias=dt_bias, scale=scale, qk_stride=qk_stride,
+        v_stride=v_stride, gb_stride=gb_stride, o_stride=o_stride,
+    )
+    K = spec.k
+    tile = hv * spec.dk * spec.dv  # elements of one sequence's state
 
     # ---- states: K writes a sequence, the state after each token ----
     fill_state_refs(

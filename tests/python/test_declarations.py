@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from wyjit import _conv1d, _lib, _states, _verify
+from wyjit import _conv1d, _lib, _replay, _states, _verify
 
 STRUCTS = {
     "wyjit_field_info": ("wyjit.h", _lib.FieldInfo),
@@ -17,6 +17,9 @@ STRUCTS = {
     "wyjit_state_refs": ("state_refs.h", _states.StateRefs),
     "wyjit_gdn_verify_args": ("gdn_verify.h", _verify.GdnVerifyArgs),
     "wyjit_conv1d_update_args": ("conv1d_update.h", _conv1d.Conv1dUpdateArgs),
+    "wyjit_gdn_replay_verify_args": ("gdn_replay.h", _replay.GdnReplayVerifyArgs),
+    "wyjit_gdn_replay_commit_args": ("gdn_replay.h", _replay.GdnReplayCommitArgs),
+    "wyjit_gdn_replay_materialize_args": ("gdn_replay.h", _replay.GdnReplayMaterializeArgs),
 }
 
 _SCALARS = {

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """On a GPU with torch: gdn_verify on torch tensors (strided, table through a TableStager, slot,
 and a torch CUDA graph replayed with new inputs), every output and state compared with a torch
-float64 reference of the sequential recurrence; and conv1d_update's cases (gpu_conv1d.py: both
-rollback forms, the three addressing modes, both kernel paths bit for bit, a torch CUDA graph).
+float64 reference of the sequential recurrence; conv1d_update's cases (gpu_conv1d.py: both
+rollback forms, the three addressing modes, both kernel paths bit for bit, a torch CUDA graph);
+and gdn_replay's (gpu_replay.py: hundreds of verify + commit steps against the float64
+recurrence, materialize, a step of two layers in a torch CUDA graph).
 
 Skipped (the reason starts with "wyjit-gpu-unavailable") without torch or a CUDA device. Runs
 without pytest too: `python3 tests/python/test_gpu.py`.
@@ -28,6 +30,7 @@ from gpu_support import (  # noqa: E402,F401 (the harness reads these names here
     wyjit,
 )
 import gpu_conv1d as conv1d  # noqa: E402
+import gpu_replay as replay  # noqa: E402
 
 if pytest is not None:
     pytestmark = pytest.mark.skipif(bool(UNAVAILABLE), reason=f"wyjit-gpu-unavailable: {UNAVAILABLE}")
@@ -330,6 +333,7 @@ def check_errors_on_the_gpu(jit):
 # ---- pytest ---------------------------------------------------------------------------------
 
 STRIDED = [("f32", "vk"), ("bf16", "kv"), ("f16", "vk")]
+REPLAY_STEPS = [("f32", 300), ("bf16", 100)]
 
 if pytest is not None:
 
@@ -376,6 +380,16 @@ if pytest is not None:
     def test_conv1d_update_bad_tensors_are_refused_before_launch(jit):
         conv1d.check_errors_on_the_gpu(jit)
 
+    @pytest.mark.parametrize("io, steps", REPLAY_STEPS)
+    def test_gdn_replay_steps_match_the_float64_recurrence(jit, io, steps):
+        replay.check_steps(jit, io, steps)
+
+    def test_gdn_replay_step_in_a_torch_cuda_graph_equals_eager(jit):
+        replay.check_torch_graph(jit)
+
+    def test_gdn_replay_bad_tensors_are_refused_before_launch(jit):
+        replay.check_errors_on_the_gpu(jit)
+
 
 if __name__ == "__main__":
     if UNAVAILABLE:
@@ -395,6 +409,9 @@ if __name__ == "__main__":
                conv1d.check_window_rollback_equals_intermediate, ()),
               ("conv1d torch graph", conv1d.check_torch_graph, ()),
               ("conv1d errors", conv1d.check_errors_on_the_gpu, ())]
+    cases += [(f"replay {io} {n} steps", replay.check_steps, (io, n)) for io, n in REPLAY_STEPS]
+    cases += [("replay torch graph", replay.check_torch_graph, ()),
+              ("replay errors", replay.check_errors_on_the_gpu, ())]
     failed = 0
     with new_jit() as manager:
         for name, check, args in cases:
