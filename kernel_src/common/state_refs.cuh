@@ -119,6 +119,21 @@ struct StateTiles<T, kWrites, kAddrSlot> {
   }
 };
 
+/// The tile a write-only reference names for sequence b (one write a sequence): strided and
+/// table as StateTiles' write 0; slot: write_slot[b] alone, so that such a reference needs no
+/// read slots (a slot outside [0, num_slots) and a null table entry skip the sequence: null).
+template <typename T, int kAddressing>
+__device__ __forceinline__ T* write_only_tile(const StateRefs& r, int b, long long offset) {
+  if constexpr (kAddressing == kAddrSlot) {
+    const int slot = r.write_slot[b * r.write_slot_stride];
+    return slot < 0 || slot >= r.num_slots
+               ? nullptr
+               : static_cast<T*>(r.state) + slot * r.slot_stride + offset;
+  } else {
+    return StateTiles<T, 1, kAddressing>(r, b, offset).write(0);
+  }
+}
+
 #endif  // __CUDACC__
 
 }  // namespace wyjit_kernels

@@ -56,8 +56,8 @@ __global__ void __launch_bounds__(C::kThreads)
   if (checkpoint.skip()) return;
   const StateTiles<float, 1, C::kAddressing> log_tiles(p.log, b, 0);
   if (log_tiles.skip()) return;
-  const StateTiles<TState, 1, C::kAddressing> out(p.out, b, head);
-  TState* const dst = out.write(0);
+  // NOTE: the output is write-only: its slot form has no read slots to consult.
+  TState* const dst = write_only_tile<TState, C::kAddressing>(p.out, b, head);
   if (dst == nullptr) return;
   const GdnLogTile<C> log{log_tiles.read(), p.tokens.num_k_heads, hv_count};
   const GdnCursor cur = read_cursor<K, L>(p.cursor + b * p.cursor_stride);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/gdn_replay_reference.hpp"
 #include "wyjit/gdn_replay.hpp"
 
 namespace wyjit::test {
@@ -216,6 +217,7 @@ std::vector<double> ReplayRig::materialize_host() {
   a.cursor = static_cast<const std::int32_t*>(cursor_.get());
   a.cursor_stride = 2;
   a.out = refs_for(spec_.addressing, mat_.get(), tile_, mat_tables_.get(), slots, shape_.batch);
+  a.out.read_slot = nullptr;  // write-only: the contract names no read slots for it
   launch_gdn_replay_materialize(kernel_, a, stream_.get());
   stream_.synchronize();
   const std::vector<float> device = unpack_io(
@@ -315,14 +317,11 @@ ReplayErrors ReplayRig::step(const std::vector<int>& accepted, bool materialize)
   for (int b = 0; b < B; ++b) {
     const int a = accepted[b];
     if (a < 0) continue;
-    const bool fold = len_[b] + 2 * K > spec_.log;
-    errors.folded |= fold;
-    if (fold) {
-      base_[b] = (base_[b] + len_[b]) & (spec_.log - 1);
-      len_[b] = std::min(a, K);
-    } else {
-      len_[b] += std::min(a, K);
-    }
+    const ReplayCursor before{base_[b], len_[b]};
+    errors.folded |= replay_folds(before, K, spec_.log);
+    const ReplayCursor after = replay_commit(before, a, K, spec_.log);
+    base_[b] = after.base;
+    len_[b] = after.len;
     if (a == 0) continue;
     for (int vh = 0; vh < HV; ++vh) {
       const double* after = ref.states.data() + ((std::size_t(b) * K + (a - 1)) * HV + vh) * SS;
