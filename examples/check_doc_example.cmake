@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-# Fails unless DOC (docs/embedding.md) shows EXAMPLE (examples/embed.cpp) verbatim, in the
-# ```cpp block after the line "<!-- example: examples/embed.cpp -->".
-#   cmake -DDOC=... -DEXAMPLE=... -P check_doc_example.cmake
+# Fails unless DOC (e.g. docs/embedding.md) shows EXAMPLE (e.g. examples/embed.cpp) verbatim, in
+# the ```cpp block after the line "<!-- example: NAME -->" (NAME: the example's path in the
+# repository, e.g. examples/embed.cpp).
+#   cmake -DDOC=... -DEXAMPLE=... -DNAME=... -P check_doc_example.cmake
 file(READ ${DOC} doc)
 file(READ ${EXAMPLE} example)
-set(marker "<!-- example: examples/embed.cpp -->\n```cpp\n")
+set(marker "<!-- example: ${NAME} -->\n```cpp\n")
 string(FIND "${doc}" "${marker}" start)
 if(start EQUAL -1)
-  message(FATAL_ERROR "${DOC} has no '<!-- example: examples/embed.cpp -->' followed by ```cpp")
+  message(FATAL_ERROR "${DOC} has no '<!-- example: ${NAME} -->' followed by ```cpp")
 endif()
 string(LENGTH "${marker}" marker_length)
 math(EXPR start "${start} + ${marker_length}")
