@@ -30,8 +30,8 @@ struct GdnReplayConfig {
   static constexpr int kThreads = gdn_threads();
   static constexpr int kWarps = kThreads / 32;
   static constexpr int kCols = gdn_replay_block_cols(kDk, kDv, kLayout);  // value columns a block
-  static constexpr int kStrips = kDv / kCols;                 // blocks per head
-  static constexpr int kPadDk = gdn_padded_dk(kDk);           // smem row pitch of k rows
+  static constexpr int kStrips = kDv / kCols;                             // blocks per head
+  static constexpr int kPadDk = gdn_padded_dk(kDk);  // smem row pitch of k rows
   static constexpr int kLanesPerCol = kLayout == kLayoutVK ? kThreads / kCols : 1;
   static constexpr int kElems = kCols * kDk / kThreads;  // state elements per thread
   static constexpr int kVecs = kElems / 4;

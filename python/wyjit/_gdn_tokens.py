@@ -16,6 +16,33 @@ from ._states import refuse
 from ._tensors import Array, array, check_dtype, rows
 
 
+#: The fields after struct_size that wyjit_gdn_verify_args and wyjit_gdn_replay_verify_args share,
+#: in the order of their C declarations (tests/python/test_declarations.py checks both).
+GDN_TOKEN_FIELDS = [
+    ("batch", ctypes.c_int32),
+    ("num_k_heads", ctypes.c_int32),
+    ("num_v_heads", ctypes.c_int32),
+    ("k", ctypes.c_int32),
+    ("dk", ctypes.c_int32),
+    ("dv", ctypes.c_int32),
+    ("scale", ctypes.c_float),
+    ("q", ctypes.c_void_p),
+    ("k_in", ctypes.c_void_p),
+    ("v", ctypes.c_void_p),
+    ("g", ctypes.c_void_p),
+    ("beta", ctypes.c_void_p),
+    ("a", ctypes.c_void_p),
+    ("b", ctypes.c_void_p),
+    ("a_log", ctypes.c_void_p),
+    ("dt_bias", ctypes.c_void_p),
+    ("out", ctypes.c_void_p),
+    ("qk_stride", ctypes.c_int64),
+    ("v_stride", ctypes.c_int64),
+    ("gb_stride", ctypes.c_int64),
+    ("o_stride", ctypes.c_int64),
+]
+
+
 def fill_gdn_tokens(
     c: ctypes.Structure,
     spec: Spec,

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from . import _lib
 from ._args import family_spec, fresh, positive_int
-from ._gdn_tokens import fill_gdn_tokens
+from ._gdn_tokens import GDN_TOKEN_FIELDS, fill_gdn_tokens
 from ._jit import Kernel, stream_handle
 from ._spec import Spec
 from ._states import ContiguousTile, StateRefs, fill_state_refs
@@ -22,27 +22,7 @@ class GdnVerifyArgs(ctypes.Structure):
 
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
-        ("batch", ctypes.c_int32),
-        ("num_k_heads", ctypes.c_int32),
-        ("num_v_heads", ctypes.c_int32),
-        ("k", ctypes.c_int32),
-        ("dk", ctypes.c_int32),
-        ("dv", ctypes.c_int32),
-        ("scale", ctypes.c_float),
-        ("q", ctypes.c_void_p),
-        ("k_in", ctypes.c_void_p),
-        ("v", ctypes.c_void_p),
-        ("g", ctypes.c_void_p),
-        ("beta", ctypes.c_void_p),
-        ("a", ctypes.c_void_p),
-        ("b", ctypes.c_void_p),
-        ("a_log", ctypes.c_void_p),
-        ("dt_bias", ctypes.c_void_p),
-        ("out", ctypes.c_void_p),
-        ("qk_stride", ctypes.c_int64),
-        ("v_stride", ctypes.c_int64),
-        ("gb_stride", ctypes.c_int64),
-        ("o_stride", ctypes.c_int64),
+        *GDN_TOKEN_FIELDS,
         ("states", StateRefs),
     ]
 

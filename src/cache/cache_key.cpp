@@ -13,7 +13,8 @@ CacheKey make_cache_key(const KernelSpec& spec, const StampedSource& source, con
   key.text += "target " + target.name() + "\n";
   key.text += "nvrtc " + nvrtc_identity() + "\n";
   for (const std::string& option : nvrtc_options(target)) key.text += "option " + option + "\n";
-  for (const std::string& name : source.name_expressions) key.text += "name-expression " + name + "\n";
+  for (const std::string& name : source.name_expressions)
+    key.text += "name-expression " + name + "\n";
   key.text += "source-sha256 " + sha256_hex(source.text) + "\n";
   key.hash = sha256_hex(key.text);
   key.file_name =

@@ -12,9 +12,9 @@
 namespace wyjit::detail {
 
 struct NvrtcResult {
-  std::vector<std::uint8_t> binary;  ///< cubin, or PTX text including its terminating NUL
+  std::vector<std::uint8_t> binary;        ///< cubin, or PTX text including its terminating NUL
   std::vector<std::string> lowered_names;  ///< mangled names, one per name expression
-  std::string log;                   ///< compiler log (warnings), possibly empty
+  std::string log;                         ///< compiler log (warnings), possibly empty
 };
 
 /// The canonical option list for `target`, in order. One option per element: never re-split.

@@ -14,12 +14,13 @@ namespace {
 std::string reason(const FieldInfo& f) {
   switch (f.kind) {
     case FieldKind::integer:
-      return f.allowed.empty() ? "must be in " + allowed_text(f) : "must be one of " + allowed_text(f);
+      return f.allowed.empty() ? "must be in " + allowed_text(f)
+                               : "must be one of " + allowed_text(f);
     case FieldKind::choice:
       return "expected one of " + allowed_text(f) +
-             (f.same_as == nullptr ? ""
-                                   : std::string(", or ") + f.same_as + " (the " + f.same_as +
-                                         " field's value)");
+             (f.same_as == nullptr
+                  ? ""
+                  : std::string(", or ") + f.same_as + " (the " + f.same_as + " field's value)");
     case FieldKind::flag:
       return "expected on or off";
   }
@@ -28,8 +29,8 @@ std::string reason(const FieldInfo& f) {
 
 [[noreturn]] void bad_value(const Family& family, const FieldInfo& f, std::string_view text,
                             const std::string& why) {
-  throw FieldValueError(std::string(family.name()) + " field " + f.name + " (" + f.label +
-                            "): '" + std::string(text) + "' is not a value: " + why,
+  throw FieldValueError(std::string(family.name()) + " field " + f.name + " (" + f.label + "): '" +
+                            std::string(text) + "' is not a value: " + why,
                         std::string(text), why);
 }
 
@@ -44,7 +45,8 @@ bool parse_int(std::string_view text, int& out) {
 }
 
 bool in_range(const FieldInfo& f, int v) {
-  if (!f.allowed.empty()) return std::find(f.allowed.begin(), f.allowed.end(), v) != f.allowed.end();
+  if (!f.allowed.empty())
+    return std::find(f.allowed.begin(), f.allowed.end(), v) != f.allowed.end();
   return v >= f.min && v <= f.max;
 }
 
@@ -173,7 +175,8 @@ std::vector<KernelSpec> product(const Family& family,
                                 const std::vector<std::vector<FieldValue>>& values) {
   const std::size_t n = values.size();
   std::vector<KernelSpec> specs;
-  if (n == 0 || std::any_of(values.begin(), values.end(), [](const auto& v) { return v.empty(); })) {
+  if (n == 0 ||
+      std::any_of(values.begin(), values.end(), [](const auto& v) { return v.empty(); })) {
     return specs;
   }
   // NOTE: an odometer over the fields: field 1 turns slowest, then 2, ..., n-1, and field 0 (K)

@@ -19,7 +19,9 @@ namespace wyjit::detail {
 class FieldValueError : public Error {
  public:
   FieldValueError(const std::string& message, std::string item, std::string reason)
-      : Error(ErrorCode::invalid_spec, message), item_(std::move(item)), reason_(std::move(reason)) {}
+      : Error(ErrorCode::invalid_spec, message),
+        item_(std::move(item)),
+        reason_(std::move(reason)) {}
   const std::string& item() const noexcept { return item_; }
   const std::string& reason() const noexcept { return reason_; }
 

@@ -72,8 +72,8 @@ namespace {
 
 [[noreturn]] void reject_name(std::string_view name, std::string_view label, std::string_view got,
                               std::string_view allowed) {
-  throw Error(ErrorCode::invalid_spec, "invalid variant name '" + std::string(name) + "': " +
-                                           std::string(label) + " is '" + std::string(got) +
+  throw Error(ErrorCode::invalid_spec, "invalid variant name '" + std::string(name) +
+                                           "': " + std::string(label) + " is '" + std::string(got) +
                                            "', allowed: " + std::string(allowed));
 }
 
@@ -183,9 +183,9 @@ KernelSpec parse_spec(std::string_view name) {
     }
   }
   if (at < parts.size()) {
-    reject_name(name, "option", parts[at],
-                options.empty() ? std::string("none")
-                                : options + " (at most once each, in that order)");
+    reject_name(
+        name, "option", parts[at],
+        options.empty() ? std::string("none") : options + " (at most once each, in that order)");
   }
   validate_spec(spec);
   // NOTE: a name that parses but is not canonical (e.g. "dk128.dv128") would give two names

@@ -32,8 +32,9 @@ void validate_spec(const KernelSpec& spec) {
     bool ok = false;
     switch (f.kind) {
       case FieldKind::integer:
-        ok = f.allowed.empty() ? v >= f.min && v <= f.max
-                               : std::find(f.allowed.begin(), f.allowed.end(), v) != f.allowed.end();
+        ok = f.allowed.empty()
+                 ? v >= f.min && v <= f.max
+                 : std::find(f.allowed.begin(), f.allowed.end(), v) != f.allowed.end();
         break;
       case FieldKind::choice:
         ok = v >= 0 && static_cast<std::size_t>(v) < f.choices.size();

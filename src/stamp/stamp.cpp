@@ -55,8 +55,8 @@ StampedSource stamp(const KernelSpec& spec) {
   const std::string variant = format_spec(spec);
   StampedSource result;
   result.program_name = variant + ".cu";
-  result.text = "// wyjit stamped source for " + variant + "\n" +
-                inline_kernel_file(family.kernel_file());
+  result.text =
+      "// wyjit stamped source for " + variant + "\n" + inline_kernel_file(family.kernel_file());
   // NOTE: the only per-variant text: one explicit instantiation per kernel role.
   result.text += "\n// ---- variant\n";
   for (std::size_t role = 0; role < family.roles().size(); ++role) {

@@ -83,9 +83,7 @@ double matrix_median(const std::map<Group, std::vector<double>>& per_group,
   return 0.0;
 }
 
-std::string group_label(const Group& g) {
-  return fmt::format("{} K={}", g.first, g.second);
-}
+std::string group_label(const Group& g) { return fmt::format("{} K={}", g.first, g.second); }
 
 }  // namespace
 

@@ -60,7 +60,8 @@ void bench_disk_hit(const KernelSpec& spec, const Target& target, int reps) {
     const Clock::time_point t2 = Clock::now();
     WYJIT_CU_CHECK(cuLibraryLoadData(&library, read.entry.payload.data(), nullptr, nullptr, 0,
                                      nullptr, nullptr, 0));
-    WYJIT_CU_CHECK(cuLibraryGetKernel(&handle, library, read.entry.roles.front().lowered_name.c_str()));
+    WYJIT_CU_CHECK(
+        cuLibraryGetKernel(&handle, library, read.entry.roles.front().lowered_name.c_str()));
     WYJIT_CU_CHECK(cuKernelGetFunction(&function, handle));
     load_us.push_back(ns_between(t2, Clock::now()) / 1e3);
     driver().cuLibraryUnload(library);

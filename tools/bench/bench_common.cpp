@@ -61,6 +61,15 @@ double time_graph(CUgraphExec exec, CUstream stream, int replays) {
   return median(ms);
 }
 
+int bench_main(const char* name, int (*run)(int, char**), int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    return 1;
+  }
+}
+
 std::vector<int> parse_list(const std::string& text) {
   std::vector<int> out;
   std::size_t pos = 0;
@@ -92,9 +101,8 @@ BenchDevice open_device() {
 }
 
 Baselines load_baselines(const Target& target) {
-  const detail::NvrtcResult r =
-      detail::nvrtc_compile(kBaselineSource, "bench_baselines.cu", std::vector<std::string>{"copy_f4"},
-                            target, "bench");
+  const detail::NvrtcResult r = detail::nvrtc_compile(
+      kBaselineSource, "bench_baselines.cu", std::vector<std::string>{"copy_f4"}, target, "bench");
   Baselines b;
   WYJIT_CU_CHECK(
       cuLibraryLoadData(&b.library, r.binary.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));

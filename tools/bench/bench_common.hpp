@@ -57,6 +57,9 @@ double graph_us_per_call(CUstream stream, int count, int replays, Body body) {
 /// "1,8,32" -> {1, 8, 32}.
 std::vector<int> parse_list(const std::string& text);
 
+/// A benchmark's main: runs `run`, printing "<name>: <what>" and returning 1 on an exception.
+int bench_main(const char* name, int (*run)(int, char**), int argc, char** argv);
+
 /// Device 0 with its primary context current on the calling thread.
 struct BenchDevice {
   std::string name;

@@ -223,10 +223,5 @@ int run(int argc, char** argv) {
 }  // namespace wyjit::bench
 
 int main(int argc, char** argv) {
-  try {
-    return wyjit::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_conv1d: %s\n", e.what());
-    return 1;
-  }
+  return wyjit::bench::bench_main("bench_conv1d", wyjit::bench::run, argc, argv);
 }

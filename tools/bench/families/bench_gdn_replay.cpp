@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench/bench_common.hpp"
+#include "bench/bench_gdn_tokens.hpp"
 #include "driver/driver_api.hpp"
 #include "wyjit/error.hpp"
 #include "wyjit/gdn_replay.hpp"
@@ -105,8 +106,8 @@ int run(int argc, char** argv) {
   std::ofstream json;
   if (!json_path.empty()) json.open(json_path);
   std::printf("\nHK %d, HV %d; commit divided by %d layers\n", HK, HV, layers);
-  std::printf("%-62s %4s %4s %7s %6s %9s %9s %9s %7s %9s\n", "variant", "N", "K", "folds",
-              "len", "step_us", "verify", "floor_us", "%floor", "commit_us");
+  std::printf("%-62s %4s %4s %7s %6s %9s %9s %9s %7s %9s\n", "variant", "N", "K", "folds", "len",
+              "step_us", "verify", "floor_us", "%floor", "commit_us");
   for (const int K : ks) {
     GdnReplaySpec spec = std::get<GdnReplaySpec>(parse_spec(variant));
     spec.k = K;
@@ -116,14 +117,14 @@ int run(int argc, char** argv) {
     const std::size_t st = static_cast<std::size_t>(dtype_size(spec.state));
     for (const int N : ns) {
       const std::size_t tile = std::size_t(HV) * spec.dk * spec.dv;
-      const std::size_t log_floats =
-          static_cast<std::size_t>(gdn_replay_log_floats(spec, HK, HV));
+      const std::size_t log_floats = static_cast<std::size_t>(gdn_replay_log_floats(spec, HK, HV));
       const std::size_t rows = std::size_t(N) * K;
-      const std::size_t entry_bytes = (std::size_t(HK) * spec.dk + std::size_t(HV) * spec.dv + HV) * 4;
+      const std::size_t entry_bytes =
+          (std::size_t(HK) * spec.dk + std::size_t(HV) * spec.dv + HV) * 4;
       const std::size_t set_bytes = N * (tile * st + log_floats * 4);
       // Enough sets that one replay touches >= 512 MiB; each set a step of the run.
-      const int sets =
-          static_cast<int>(std::clamp<std::size_t>((std::size_t{512} << 20) / set_bytes + 1, 8, 200));
+      const int sets = static_cast<int>(
+          std::clamp<std::size_t>((std::size_t{512} << 20) / set_bytes + 1, 8, 200));
       const CursorRun cursors = simulate(N, K, spec.log, sets, 42);
       std::vector<std::unique_ptr<Buffer>> keep;
       const auto alloc = [&](std::size_t bytes, float value) {
@@ -133,30 +134,7 @@ int run(int argc, char** argv) {
       std::vector<GdnReplayVerifyArgs> args(static_cast<std::size_t>(sets));
       for (int i = 0; i < sets; ++i) {
         GdnReplayVerifyArgs& a = args[static_cast<std::size_t>(i)];
-        a.batch = N;
-        a.num_k_heads = HK;
-        a.num_v_heads = HV;
-        a.k = K;
-        a.dk = spec.dk;
-        a.dv = spec.dv;
-        a.scale = 1.0f / std::sqrt(static_cast<float>(spec.dk));
-        a.qk_stride = HK * spec.dk;
-        a.v_stride = HV * spec.dv;
-        a.gb_stride = HV;
-        a.o_stride = HV * spec.dv;
-        a.q = alloc(rows * HK * spec.dk * io, 0.03f);
-        a.k_in = alloc(rows * HK * spec.dk * io, 0.02f);
-        a.v = alloc(rows * HV * spec.dv * io, 0.5f);
-        if (spec.fused_gating) {
-          a.a = alloc(rows * HV * io, -0.5f);
-          a.b = alloc(rows * HV * io, 0.25f);
-          a.a_log = static_cast<const float*>(alloc(HV * 4, 0.1f));
-          a.dt_bias = static_cast<const float*>(alloc(HV * 4, 0.2f));
-        } else {
-          a.g = static_cast<const float*>(alloc(rows * HV * 4, -0.05f));
-          a.beta = static_cast<const float*>(alloc(rows * HV * 4, 0.4f));
-        }
-        a.out = alloc(rows * HV * spec.dv * io, 0.0f);
+        fill_gdn_token_args(a, spec, N, HK, HV, alloc);
         a.states.state = alloc(N * tile * st, 0.01f);
         a.states.state_seq_stride = static_cast<std::int64_t>(tile);
         a.log.state = alloc(N * log_floats * 4, 0.001f);
@@ -204,12 +182,12 @@ int run(int argc, char** argv) {
                   step_us, verify_us, floor_us, 100.0 * floor_us / step_us, commit_us);
       if (json.is_open()) {
         json << "{\"variant\":\"" << format_spec(spec) << "\",\"n\":" << N << ",\"k\":" << K
-             << ",\"hk\":" << HK << ",\"hv\":" << HV << ",\"fold_fraction\":"
-             << cursors.fold_fraction << ",\"mean_len\":" << cursors.mean_len
-             << ",\"step_us\":" << step_us << ",\"verify_us\":" << verify_us
-             << ",\"commit_us\":" << commit_us << ",\"floor_us\":" << floor_us
-             << ",\"bytes\":" << moved << ",\"copy_gbs\":" << copy_gbs << ",\"sets\":" << sets
-             << "}\n";
+             << ",\"hk\":" << HK << ",\"hv\":" << HV
+             << ",\"fold_fraction\":" << cursors.fold_fraction
+             << ",\"mean_len\":" << cursors.mean_len << ",\"step_us\":" << step_us
+             << ",\"verify_us\":" << verify_us << ",\"commit_us\":" << commit_us
+             << ",\"floor_us\":" << floor_us << ",\"bytes\":" << moved
+             << ",\"copy_gbs\":" << copy_gbs << ",\"sets\":" << sets << "}\n";
       }
     }
   }
@@ -220,10 +198,5 @@ int run(int argc, char** argv) {
 }  // namespace wyjit::bench
 
 int main(int argc, char** argv) {
-  try {
-    return wyjit::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_gdn_replay: %s\n", e.what());
-    return 1;
-  }
+  return wyjit::bench::bench_main("bench_gdn_replay", wyjit::bench::run, argc, argv);
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench/bench_common.hpp"
+#include "bench/bench_gdn_tokens.hpp"
 #include "bench/bench_states.hpp"
 #include "driver/driver_api.hpp"
 #include "wyjit/error.hpp"
@@ -85,30 +86,7 @@ int run(int argc, char** argv) {
         return keep.back()->get();
       };
       for (GdnVerifyArgs& a : args) {
-        a.batch = N;
-        a.num_k_heads = HK;
-        a.num_v_heads = HV;
-        a.k = K;
-        a.dk = spec.dk;
-        a.dv = spec.dv;
-        a.scale = 1.0f / std::sqrt(static_cast<float>(spec.dk));
-        a.qk_stride = HK * spec.dk;
-        a.v_stride = HV * spec.dv;
-        a.gb_stride = HV;
-        a.o_stride = HV * spec.dv;
-        a.q = alloc(rows * HK * spec.dk * io, 0.03f);
-        a.k_in = alloc(rows * HK * spec.dk * io, 0.02f);
-        a.v = alloc(rows * HV * spec.dv * io, 0.5f);
-        if (spec.fused_gating) {
-          a.a = alloc(rows * HV * io, -0.5f);
-          a.b = alloc(rows * HV * io, 0.25f);
-          a.a_log = static_cast<const float*>(alloc(HV * 4, 0.1f));
-          a.dt_bias = static_cast<const float*>(alloc(HV * 4, 0.2f));
-        } else {
-          a.g = static_cast<const float*>(alloc(rows * HV * 4, -0.05f));
-          a.beta = static_cast<const float*>(alloc(rows * HV * 4, 0.4f));
-        }
-        a.out = alloc(rows * HV * spec.dv * io, 0.0f);
+        fill_gdn_token_args(a, spec, N, HK, HV, alloc);
         states.push_back(std::make_unique<BenchStates>(spec.addressing,
                                                        StateShape{.batch = N,
                                                                   .tile_elems = tile,
@@ -148,8 +126,9 @@ int run(int argc, char** argv) {
           GdnVerifyArgs& a = args[i];
           int k_ = K, hk_ = HK, hv_ = HV;
           float scale = a.scale;
-          void* p[] = {&a.q,     &a.k_in,  &a.v, &a.g, &a.beta, &a.out,
-                       &a.states.state, &a.states.inter, &k_,  &hk_, &hv_,    &scale};
+          void* p[] = {
+              &a.q, &a.k_in, &a.v, &a.g,  &a.beta, &a.out, &a.states.state, &a.states.inter,
+              &k_,  &hk_,    &hv_, &scale};
           WYJIT_CU_CHECK(cuLaunchKernel(reinterpret_cast<CUfunction>(baselines.naive),
                                         static_cast<unsigned>(N * HV), 1, 1, 128, 1, 1, 0, stream,
                                         p, nullptr));
@@ -177,10 +156,5 @@ int run(int argc, char** argv) {
 }  // namespace wyjit::bench
 
 int main(int argc, char** argv) {
-  try {
-    return wyjit::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_gdn_verify: %s\n", e.what());
-    return 1;
-  }
+  return wyjit::bench::bench_main("bench_gdn_verify", wyjit::bench::run, argc, argv);
 }
