@@ -319,9 +319,9 @@ ReplayErrors ReplayRig::step(const std::vector<int>& accepted, bool materialize)
     if (a < 0) continue;
     const ReplayCursor before{base_[b], len_[b]};
     errors.folded |= replay_folds(before, K, spec_.log);
-    const ReplayCursor after = replay_commit(before, a, K, spec_.log);
-    base_[b] = after.base;
-    len_[b] = after.len;
+    const ReplayCursor committed = replay_commit(before, a, K, spec_.log);
+    base_[b] = committed.base;
+    len_[b] = committed.len;
     if (a == 0) continue;
     for (int vh = 0; vh < HV; ++vh) {
       const double* after = ref.states.data() + ((std::size_t(b) * K + (a - 1)) * HV + vh) * SS;
