@@ -167,6 +167,8 @@ void reference_head(const GdnProblem& p, std::size_t b, std::size_t vh, GdnRefer
     for (std::size_t i = 0; i < DK; ++i)
       for (std::size_t j = 0; j < DV; ++j) acc[j] += S[i * DV + j] * kd[i];
     for (std::size_t j = 0; j < DV; ++j) u[j] = beta * (double(vt[j]) - acc[j]);
+    std::copy(u.begin(), u.end(), ref.u.begin() + static_cast<std::ptrdiff_t>(gi * DV));
+    ref.g[gi] = g;
     // S <- S + k u^T
     for (std::size_t i = 0; i < DK; ++i)
       for (std::size_t j = 0; j < DV; ++j) S[i * DV + j] += kd[i] * u[j];
@@ -191,6 +193,17 @@ GdnReference gdn_reference(const GdnProblem& p) {
   GdnReference ref;
   ref.out.assign(B * K * HV * std::size_t(p.dv), 0.0);
   ref.states.assign(B * K * HV * SS, 0.0);
+  ref.u.assign(B * K * HV * std::size_t(p.dv), 0.0);
+  ref.g.assign(B * K * HV, 0.0);
+  const std::size_t key_elems = B * K * std::size_t(p.hk) * std::size_t(p.dk);
+  ref.keys.assign(key_elems, 0.0);
+  {
+    std::vector<double> row(std::size_t(p.dk));
+    for (std::size_t r = 0; r < key_elems; r += row.size()) {
+      load_row(p.k_in.data() + r, row.size(), p.l2norm_qk, row);
+      std::copy(row.begin(), row.end(), ref.keys.begin() + static_cast<std::ptrdiff_t>(r));
+    }
+  }
   // NOTE: heads are independent; spread them over the machine's cores (the GPU test machine
   // has 16), each head written by exactly one thread.
   std::atomic<std::size_t> next{0};

@@ -36,6 +36,11 @@ struct GdnReference {
   std::vector<double> out;     ///< [batch*K][HV][dv]
   std::vector<double> states;  ///< [batch][K][HV][dk][dv]: states[t] is the state after token t
                                ///< (t = K-1 is the final state)
+  /// [batch*K][HV][dv]: each token's update u = beta (v - S'^T k) with S' = e^g S, so that the
+  /// state after it is S' + k u^T (what replay mode logs instead of the state).
+  std::vector<double> u;
+  std::vector<double> g;     ///< [batch*K][HV]: each token's log-decay as used (fused or not)
+  std::vector<double> keys;  ///< [batch*K][HK][dk]: the keys as used (normalised with l2norm_qk)
 };
 
 /// Shape and options for make_random_problem.

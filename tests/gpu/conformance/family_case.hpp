@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -80,6 +81,12 @@ struct BufferSpec {
   IoType type = IoType::f32;
 };
 
+/// One argument broken on purpose, and how to put it back.
+struct BrokenArgument {
+  std::string refusal;        ///< what the refusal must say, e.g. "args.states.state is null"
+  std::function<void()> mend;
+};
+
 /// A family's side of one rig: one sample's launch arguments, buffers, problem and reference.
 class FamilyLaunch {
  public:
@@ -106,6 +113,15 @@ class FamilyLaunch {
   /// Which elements the launch of the last fill() must write: one mask per buffer (elements of
   /// its type) then the pool; an empty mask: nothing.
   virtual std::vector<std::vector<bool>> written(const TilePlan& plan) const = 0;
+  /// The elements of written() that the launch reads before it overwrites them (gdn_replay's
+  /// commit updates its cursors in place), masks as written(); empty: none. They hold inputs,
+  /// not poison, before the launch, so compare() must tell whether they were written. The
+  /// pool's read tiles are always in place.
+  virtual std::vector<std::vector<bool>> in_place(const TilePlan&) const { return {}; }
+  /// Enqueues on `stream`, after the images of the last fill() are uploaded, what else its
+  /// launch needs: the pointer tables of state references the family lays out itself (the rig
+  /// stages its pool's). Never called during a capture.
+  virtual void stage(CUstream) {}
   /// The launch's results vs the reference of the last fill(), from the device images
   /// (buffers() then the pool).
   virtual std::vector<CheckedTensor> compare(
@@ -114,6 +130,15 @@ class FamilyLaunch {
   /// order that does not depend on the addressing; empty: a padded or skipped item.
   virtual std::vector<std::vector<std::uint8_t>> canonical(
       const TilePlan& plan, const std::vector<std::vector<std::uint8_t>>& device) const = 0;
+
+  /// Breaks one argument that the C++ and the C checks must both refuse (suite_c_api.cpp).
+  /// Default: the first field of states() that `addressing` reads; a launch with no state
+  /// references breaks another.
+  virtual BrokenArgument break_argument(Addressing addressing) {
+    StateRefs& refs = states();
+    const StateRefs saved = refs;
+    return {break_state_refs(refs, addressing), [&refs, saved] { refs = saved; }};
+  }
 
   /// The family's C++ check of the arguments (throws Error), and the C one on the variant name.
   virtual void check_args() const = 0;

@@ -37,7 +37,8 @@ class LaunchRig {
   FamilyLaunch& launch_args() noexcept { return *launch_; }
 
   /// Enqueues on `stream` a new launch's data from `seed`: inputs, NaN-poisoned outputs and
-  /// pool with each sequence's initial state in place, new slot arrays or restaged tables. The
+  /// pool with each sequence's initial state in place, new slot arrays or restaged tables (the
+  /// pool's, then the family's FamilyLaunch::stage). The
   /// host images live until the next prepare(): synchronise `stream` after the launch first.
   void prepare(std::uint64_t seed, CUstream stream, const Padding& padding = {});
 
@@ -46,7 +47,8 @@ class LaunchRig {
   wyjit_status launch_c(const wyjit_kernel* kernel, CUstream stream) const;
 
   /// After prepare() completed, before the launch: every element the launch must write is NaN,
-  /// but for the tiles it overwrites in place (they hold its initial states).
+  /// but for what it overwrites in place (the tiles holding its initial states, and the
+  /// family's FamilyLaunch::in_place).
   std::vector<CheckedTensor> check_poisoned() const;
 
   /// After the launch finished: the family's comparisons, then what must be unchanged.

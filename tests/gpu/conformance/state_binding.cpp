@@ -234,4 +234,19 @@ std::string StateBinder::describe() const {
   return text;
 }
 
+std::string break_state_refs(StateRefs& refs, Addressing addressing) {
+  switch (addressing) {
+    case Addressing::strided:
+      refs.state = nullptr;
+      return "args.states.state is null";
+    case Addressing::table:
+      refs.tables = nullptr;
+      return "args.states.tables is null";
+    case Addressing::slot:
+      refs.read_slot = nullptr;
+      return "args.states.read_slot is null";
+  }
+  return "";
+}
+
 }  // namespace wyjit::test::conformance

@@ -121,4 +121,8 @@ class StateBinder {
   int staged_count_ = 0;
 };
 
+/// Breaks the first field of `refs` that `addressing` reads (null state, tables or read slots);
+/// returns what a refusal must say about it.
+std::string break_state_refs(StateRefs& refs, Addressing addressing);
+
 }  // namespace wyjit::test::conformance

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The C API is the C++ API: on the same data, wyjit_launch_<family> writes the same bytes as
 // launch_<family> on every kernel of the variant; wyjit_check_<family> accepts what the C++ check
-// accepts, and both refuse broken state references with the same message, naming the field
-// args.states.<field>; the C handle names its variant.
+// accepts, and both refuse a broken argument with the same message (broken state references,
+// naming the field args.states.<field>, unless the launch has none); the C handle names its
+// variant.
 #include <catch2/catch.hpp>
 #include <optional>
 #include <string>
@@ -15,22 +16,6 @@
 namespace wyjit::test::conformance {
 
 namespace {
-
-// Breaks the first field `addressing` reads; returns what the refusal must say.
-std::string break_state_refs(StateRefs& refs, Addressing addressing) {
-  switch (addressing) {
-    case Addressing::strided:
-      refs.state = nullptr;
-      return "args.states.state is null";
-    case Addressing::table:
-      refs.tables = nullptr;
-      return "args.states.tables is null";
-    case Addressing::slot:
-      refs.read_slot = nullptr;
-      return "args.states.read_slot is null";
-  }
-  return "";
-}
 
 void c_launch_is_cpp_launch(const FamilyCase& family) {
   const std::vector<Sample> samples = usable_samples(family, Suite::c_api);
@@ -79,9 +64,8 @@ void c_launch_is_cpp_launch(const FamilyCase& family) {
       CHECK(check_same_items(c.canonical, cpp.canonical) > 0);
 
       // The same refusal through both, before anything is launched.
-      StateRefs& refs = args.states();
-      const StateRefs saved = refs;
-      const std::string expected = break_state_refs(refs, addressing_of(sample.spec));
+      const BrokenArgument broken = args.break_argument(addressing_of(sample.spec));
+      const std::string& expected = broken.refusal;
       std::optional<ErrorCode> code;
       std::string message;
       try {
@@ -97,7 +81,7 @@ void c_launch_is_cpp_launch(const FamilyCase& family) {
       CHECK(rig.launch_c(c_kernel, stream.get()) == WYJIT_ERROR_INVALID_ARGUMENT);
       CHECK_THAT(wyjit_last_error(), Catch::Contains(message));
       CHECK_THAT(failure_of([&] { rig.launch(kernel, stream.get()); }), Catch::Contains(expected));
-      refs = saved;
+      broken.mend();
       CHECK(failure_of([&] { args.check_args(); }) == "");
     }
   }
