@@ -33,9 +33,21 @@ when an engine wants S_cur.
 check_<launch> (check_gdn_verify, check_conv1d_update, check_gdn_replay_verify, ...) run every
 check (Python's and the library's) without a GPU; TableStager(writes, max_batch) keeps the
 pointer tables of table addressing at a fixed address for CUDA graphs.
+
+The fast path for an engine's step loop: prepare_<launch> runs those checks once and returns a
+PreparedLaunch; calling it swaps in only the arrays given (same dtype, shape, strides and
+device as before) and launches, the library's guards included:
+
+    step = wyjit.prepare_gdn_verify(kernel, batch=B, ..., state=pool, read_slot=r, write_slot=w)
+    step(stream=s, q=q, k=k, v=v, g=g, beta=beta, out=out)   # each step
 """
 
-from ._conv1d import build_conv1d_update_args, check_conv1d_update, conv1d_update
+from ._conv1d import (
+    build_conv1d_update_args,
+    check_conv1d_update,
+    conv1d_update,
+    prepare_conv1d_update,
+)
 from ._errors import (
     CacheError,
     CompileError,
@@ -68,9 +80,13 @@ from ._replay import (
     gdn_replay_log_floats,
     gdn_replay_materialize,
     gdn_replay_verify,
+    prepare_gdn_replay_commit,
+    prepare_gdn_replay_materialize,
+    prepare_gdn_replay_verify,
 )
 from ._spec import FieldInfo, Spec
-from ._verify import build_args, check_gdn_verify, gdn_verify
+from ._prepared import PreparedLaunch
+from ._verify import build_args, check_gdn_verify, gdn_verify, prepare_gdn_verify
 
 __version__ = "0.2.0"
 
@@ -90,6 +106,7 @@ __all__ = [
     "Kernel",
     "NoJitMissError",
     "NvrtcError",
+    "PreparedLaunch",
     "Spec",
     "TableStager",
     "build_args",
@@ -112,6 +129,11 @@ __all__ = [
     "gdn_replay_verify",
     "gdn_verify",
     "library_path",
+    "prepare_conv1d_update",
+    "prepare_gdn_replay_commit",
+    "prepare_gdn_replay_materialize",
+    "prepare_gdn_replay_verify",
+    "prepare_gdn_verify",
     "set_log_level",
     "version",
 ]

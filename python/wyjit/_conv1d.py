@@ -11,6 +11,7 @@ from typing import Any, Optional
 from . import _errors, _lib
 from ._args import family_spec, fresh, positive_int
 from ._jit import Kernel, stream_handle
+from ._prepared import Launch, PreparedLaunch
 from ._spec import Spec
 from ._states import StateRefs, fill_state_refs, refuse
 from ._tensors import Array, array, check_dtype, describe, rows, same_device
@@ -271,3 +272,13 @@ def conv1d_update(kernel: Kernel, *, stream: Any = None, **arguments: Any) -> No
     c = build_conv1d_update_args(kernel.spec, **arguments)
     _lib.check(_lib.lib().wyjit_launch_conv1d_update(kernel.handle, ctypes.byref(c),
                                                      stream_handle(stream)))
+
+
+_PREPARED = Launch("conv1d_update", _FAMILY, build_conv1d_update_args)
+
+
+def prepare_conv1d_update(kernel: "Kernel | Spec | str", **arguments: Any) -> PreparedLaunch:
+    """conv1d_update checked once, for launches that only swap arrays (the arguments are
+    conv1d_update's, stream aside): `prepared(stream=s, x=x, y=y, read_slot=r, write_slot=w)`.
+    Prepared from a Spec it can only check()."""
+    return PreparedLaunch(_PREPARED, kernel, arguments)

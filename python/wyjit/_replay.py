@@ -12,6 +12,7 @@ from . import _errors, _lib
 from ._args import family_spec, fresh, positive_int
 from ._gdn_tokens import GDN_TOKEN_FIELDS, fill_gdn_tokens
 from ._jit import Kernel, stream_handle
+from ._prepared import Launch, PreparedLaunch
 from ._spec import Spec
 from ._states import ContiguousTile, StateRefs, fill_state_refs
 from ._tensors import Array, array, check_dtype, rows, same_device
@@ -352,3 +353,26 @@ def gdn_replay_materialize(kernel: Kernel, *, stream: Any = None, **arguments: A
     Changes nothing else."""
     _launch("gdn_replay_materialize", kernel,
             build_gdn_replay_materialize_args(kernel.spec, **arguments), stream)
+
+
+_VERIFY = Launch("gdn_replay_verify", _FAMILY, build_gdn_replay_verify_args)
+_COMMIT = Launch("gdn_replay_commit", _FAMILY, build_gdn_replay_commit_args)
+_MATERIALIZE = Launch("gdn_replay_materialize", _FAMILY, build_gdn_replay_materialize_args)
+
+
+def prepare_gdn_replay_verify(kernel: "Kernel | Spec | str", **arguments: Any) -> PreparedLaunch:
+    """gdn_replay_verify checked once, for launches that only swap arrays (see
+    prepare_gdn_verify)."""
+    return PreparedLaunch(_VERIFY, kernel, arguments)
+
+
+def prepare_gdn_replay_commit(kernel: "Kernel | Spec | str", **arguments: Any) -> PreparedLaunch:
+    """gdn_replay_commit checked once, for launches that only swap arrays (cursor,
+    accepted)."""
+    return PreparedLaunch(_COMMIT, kernel, arguments)
+
+
+def prepare_gdn_replay_materialize(kernel: "Kernel | Spec | str",
+                                   **arguments: Any) -> PreparedLaunch:
+    """gdn_replay_materialize checked once, for launches that only swap arrays."""
+    return PreparedLaunch(_MATERIALIZE, kernel, arguments)

@@ -48,6 +48,11 @@ class Array:
         return self.shape is not None and self.strides is not None
 
 
+#: Set only while a prepared launch finds where its arguments land (_probe.py): it then sees
+#: every array a builder reads. None on every other path, so a launch pays one global read.
+probe: Any = None
+
+
 def array(name: str, obj: Any) -> Optional[Array]:
     """Adapts an argument; None stays None."""
     if obj is None:
@@ -57,7 +62,9 @@ def array(name: str, obj: Any) -> Optional[Array]:
     if isinstance(obj, int):
         if obj < 0 or obj >= 2**64:
             raise invalid_argument(f"{name} is {obj}, not a 64-bit device address")
-        return Array(name, obj)
+        a = Array(name, obj)
+        p = probe  # NOTE: read once: a prepare on another thread may clear it meanwhile
+        return a if p is None else p.seen(a, obj)
     data_ptr = getattr(obj, "data_ptr", None)
     if not callable(data_ptr):
         raise invalid_argument(
@@ -70,7 +77,7 @@ def array(name: str, obj: Any) -> Optional[Array]:
     stride = getattr(obj, "stride", None)
     strides = tuple(int(s) for s in stride()) if callable(stride) else None
     device = getattr(obj, "device", None)
-    return Array(
+    a = Array(
         name,
         int(data_ptr()),
         dtype_name(getattr(obj, "dtype", None)),
@@ -78,6 +85,8 @@ def array(name: str, obj: Any) -> Optional[Array]:
         strides,
         str(device) if device is not None else None,
     )
+    p = probe
+    return a if p is None else p.seen(a, obj)
 
 
 def check_dtype(a: Array, expected: str) -> None:

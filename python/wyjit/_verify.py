@@ -10,6 +10,7 @@ from . import _lib
 from ._args import family_spec, fresh, positive_int
 from ._gdn_tokens import GDN_TOKEN_FIELDS, fill_gdn_tokens
 from ._jit import Kernel, stream_handle
+from ._prepared import Launch, PreparedLaunch
 from ._spec import Spec
 from ._states import ContiguousTile, StateRefs, fill_state_refs
 from ._tensors import Array, same_device
@@ -126,3 +127,14 @@ def gdn_verify(kernel: Kernel, *, stream: Any = None, **arguments: Any) -> None:
     c = build_args(kernel.spec, **arguments)
     _lib.check(_lib.lib().wyjit_launch_gdn_verify(kernel.handle, ctypes.byref(c),
                                                   stream_handle(stream)))
+
+
+_PREPARED = Launch("gdn_verify", _FAMILY, build_args)
+
+
+def prepare_gdn_verify(kernel: "Kernel | Spec | str", **arguments: Any) -> PreparedLaunch:
+    """gdn_verify checked once, for launches that only swap arrays (the arguments are
+    gdn_verify's, stream aside). Call the result each step with the arrays that changed:
+    `prepared(stream=s, q=q, k=k, v=v, g=g, beta=beta, out=out)`; each must have the dtype,
+    shape, strides and device of the one it replaces. Prepared from a Spec it can only check()."""
+    return PreparedLaunch(_PREPARED, kernel, arguments)

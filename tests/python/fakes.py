@@ -29,3 +29,7 @@ class FakeTensor:
 
     def stride(self):
         return self._strides
+
+    def get_device(self):
+        """torch's: the CUDA device's index, -1 on the host."""
+        return int(self.device.split(":")[1]) if self.device.startswith("cuda:") else -1
