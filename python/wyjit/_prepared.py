@@ -28,6 +28,17 @@ from ._slots import Slot
 from ._spec import Spec
 
 
+# NOTE: the struct crosses as its address (an int) through a c_void_p prototype of the same C
+# function: ctypes converts that faster than a byref through the declared POINTER(args) type
+# (0.32 against 0.45 us a call, tools/bench/python_host_cost.py's machine).
+_CHECK = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_char_p, ctypes.c_void_p)
+_LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def _address(fn: Any) -> int:
+    return ctypes.cast(fn, ctypes.c_void_p).value or 0
+
+
 class Launch:
     """One launch as prepared launches need it: its C entry points (wyjit_launch_<entry>,
     wyjit_check_<entry>), its family, and the builder of its one-shot path."""
@@ -64,11 +75,12 @@ class PreparedLaunch:
             )
         lib = _lib.lib()
         args = launch.build(spec, **arguments)  # every Python check of the one-shot launch
-        self._check_fn = getattr(lib, f"wyjit_check_{launch.entry}")
-        _lib.check(self._check_fn(self._name, ctypes.byref(args)))  # and the library's
+        check_fn = getattr(lib, f"wyjit_check_{launch.entry}")
+        _lib.check(check_fn(self._name, ctypes.byref(args)))  # and the library's
+        self._check_fn = _CHECK(_address(check_fn))
         placed = _probe.place(lambda: launch.build(spec, **arguments), args)
         self._args = args
-        self._ref = ctypes.byref(args)
+        self._ref = ctypes.addressof(args)  # valid while self._args lives
         self._words = (ctypes.c_uint64 * (ctypes.sizeof(args) // 8)).from_buffer(args)
         self._slots = {p.name: Slot(p) for p in placed}
         self._fixed = tuple(n for n, v in arguments.items() if n not in self._slots)
@@ -77,7 +89,7 @@ class PreparedLaunch:
         if self._kernel is not None:
             self._owners = (self._kernel._jit, *self._owners)
             self._handle: Optional[int] = self._kernel.handle
-            self._launch_fn = getattr(lib, f"wyjit_launch_{launch.entry}")
+            self._launch_fn = _LAUNCH(_address(getattr(lib, f"wyjit_launch_{launch.entry}")))
         else:
             self._handle = None
             self._launch_fn = None
@@ -126,26 +138,37 @@ class PreparedLaunch:
             _lib.check(status)
 
     def _swap(self, arrays: dict) -> list:
-        """Checks every array, then writes them all (so a refused one changes nothing)."""
-        slots = self._slots
-        taken = []
-        for name, obj in arrays.items():
-            slot = slots.get(name)
-            if slot is None:
-                raise self._not_swappable(name)
-            taken.append((slot.words, slot.take(obj)))
-        words = self._words
-        done = []
-        for indices, ptr in taken:
-            done.append((indices, words[indices[0]]))
-            for i in indices:
-                words[i] = ptr
+        """Writes the pointer of every array into the struct, each after its check; returns
+        what it overwrote. A refused array undoes the ones before it, so it changes nothing."""
+        slots, words = self._slots, self._words
+        done: list = []
+        try:
+            for name, obj in arrays.items():
+                s = slots.get(name)
+                if s is None:
+                    raise self._not_swappable(name)
+                # NOTE: Slot.take's tensor test, inlined: this loop is the hot path.
+                if (obj.__class__ is s.cls and obj.dtype == s.dtype and obj.shape == s.shape
+                        and obj.stride() == s.strides and obj.is_cuda
+                        and obj.get_device() == s.index):
+                    ptr = obj.data_ptr()
+                else:
+                    ptr = s.take(obj)
+                w = s.word
+                done.append((s, words[w]))
+                words[w] = ptr
+                for i in s.more:
+                    words[i] = ptr
+        except BaseException:
+            self._restore(done)
+            raise
         return done
 
     def _restore(self, done: list) -> None:
         words = self._words
-        for indices, ptr in reversed(done):
-            for i in indices:
+        for s, ptr in reversed(done):
+            words[s.word] = ptr
+            for i in s.more:
                 words[i] = ptr
 
     def _not_swappable(self, name: str) -> _errors.InvalidArgumentError:
