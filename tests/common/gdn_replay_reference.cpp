@@ -16,8 +16,8 @@ ReplayCursor replay_commit(const ReplayCursor& c, int accepted, int K, int L) {
 }
 
 std::size_t ReplayLogLayout::floats() const {
-  return std::size_t(L) * (std::size_t(hk) * std::size_t(dk) + std::size_t(hv) * std::size_t(dv) +
-                           std::size_t(hv));
+  return std::size_t(L) *
+         (std::size_t(hk) * std::size_t(dk) + std::size_t(hv) * std::size_t(dv) + std::size_t(hv));
 }
 
 std::size_t ReplayLogLayout::k(int pos, int head) const {

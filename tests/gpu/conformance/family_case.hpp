@@ -83,7 +83,7 @@ struct BufferSpec {
 
 /// One argument broken on purpose, and how to put it back.
 struct BrokenArgument {
-  std::string refusal;        ///< what the refusal must say, e.g. "args.states.state is null"
+  std::string refusal;  ///< what the refusal must say, e.g. "args.states.state is null"
   std::function<void()> mend;
 };
 

@@ -13,11 +13,14 @@ namespace wyjit::test::conformance {
 template <>
 const FamilyCase& family_case<GdnVerifySpec>();
 template <>
+const FamilyCase& family_case<GdnReplaySpec>();
+template <>
 const FamilyCase& family_case<Conv1dUpdateSpec>();
 
 std::span<const FamilyCase* const> family_cases() {
   static const std::vector<const FamilyCase*> cases{
       &family_case<GdnVerifySpec>(),
+      &family_case<GdnReplaySpec>(),
       &family_case<Conv1dUpdateSpec>(),
   };
   return cases;

@@ -117,7 +117,8 @@ class GdnVerifyLaunch final : public FamilyLaunch {
     const int K = spec_.k, dk = spec_.dk, dv = spec_.dv;
     const std::uint8_t* pool = device.at(out_buffer() + 1).data();
     std::vector<CheckedTensor> checks;
-    checks.push_back({"out", tokens_.compare_out(reference_.out, device.at(out_buffer()), live(plan)),
+    checks.push_back({"out",
+                      tokens_.compare_out(reference_.out, device.at(out_buffer()), live(plan)),
                       out_tolerance(spec_)});
 
     for (int t = 0; t < K; ++t) {
@@ -158,7 +159,8 @@ class GdnVerifyLaunch final : public FamilyLaunch {
       const TilePlan& plan, const std::vector<std::vector<std::uint8_t>>& device) const override {
     const std::vector<std::uint8_t>& pool = device.at(out_buffer() + 1);
     const std::size_t st = io_size(st_);
-    std::vector<std::vector<std::uint8_t>> items = tokens_.out_rows(device.at(out_buffer()), live(plan));
+    std::vector<std::vector<std::uint8_t>> items =
+        tokens_.out_rows(device.at(out_buffer()), live(plan));
     items.resize(2 * rows_);
     for (std::size_t x = 0; x < rows_; ++x) {
       const int tile = plan.write[x];
