@@ -4,7 +4,9 @@ and a torch CUDA graph replayed with new inputs), every output and state compare
 float64 reference of the sequential recurrence; conv1d_update's cases (gpu_conv1d.py: both
 rollback forms, the three addressing modes, both kernel paths bit for bit, a torch CUDA graph);
 and gdn_replay's (gpu_replay.py: hundreds of verify + commit steps against the float64
-recurrence, materialize, a step of two layers in a torch CUDA graph).
+recurrence, materialize, a step of two layers in a torch CUDA graph); and prepared launches
+(gpu_prepared.py: every launch and addressing mode bit for bit against the one-shot launch,
+over several steps and in a torch CUDA graph).
 
 Skipped (the reason starts with "wyjit-gpu-unavailable") without torch or a CUDA device. Runs
 without pytest too: `python3 tests/python/test_gpu.py`.
@@ -30,6 +32,7 @@ from gpu_support import (  # noqa: E402,F401 (the harness reads these names here
     wyjit,
 )
 import gpu_conv1d as conv1d  # noqa: E402
+import gpu_prepared as prepared  # noqa: E402
 import gpu_replay as replay  # noqa: E402
 
 if pytest is not None:
@@ -390,6 +393,13 @@ if pytest is not None:
     def test_gdn_replay_bad_tensors_are_refused_before_launch(jit):
         replay.check_errors_on_the_gpu(jit)
 
+    @pytest.mark.parametrize("label", prepared.LABELS)
+    def test_a_prepared_launch_equals_the_one_shot_launch_bit_for_bit(jit, label):
+        prepared.check_prepared_equals_one_shot(jit, label)
+
+    def test_a_prepared_launch_in_a_torch_cuda_graph_equals_one_shot(jit):
+        prepared.check_prepared_in_a_torch_graph(jit)
+
 
 if __name__ == "__main__":
     if UNAVAILABLE:
@@ -412,6 +422,9 @@ if __name__ == "__main__":
     cases += [(f"replay {io} {n} steps", replay.check_steps, (io, n)) for io, n in REPLAY_STEPS]
     cases += [("replay torch graph", replay.check_torch_graph, ()),
               ("replay errors", replay.check_errors_on_the_gpu, ())]
+    cases += [(f"prepared {label} == one-shot", prepared.check_prepared_equals_one_shot, (label,))
+              for label in prepared.LABELS]
+    cases += [("prepared in a torch graph", prepared.check_prepared_in_a_torch_graph, ())]
     failed = 0
     with new_jit() as manager:
         for name, check, args in cases:
