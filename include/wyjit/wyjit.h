@@ -330,4 +330,7 @@ WYJIT_API int64_t wyjit_table_stager_slab_stride(const wyjit_table_stager* stage
 #include "wyjit/gdn_replay.h"
 #include "wyjit/gdn_verify.h"
 
+/* Bindings' fast path: new arrays into a kept argument struct, read through DLPack. */
+#include "wyjit/array_swap.h"
+
 #endif /* WYJIT_WYJIT_H_ */

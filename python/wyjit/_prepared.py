@@ -6,8 +6,10 @@ launch (wyjit.gdn_verify(...)) reads and checks every argument each time, which 
 host time than the kernel takes at small batches. A prepared launch runs all of the one-shot
 checks (Python's and the library's) once, keeps the C argument struct, and per call:
 
-- checks each array it is given against the one it replaces (dtype, shape, strides, device:
-  _slots.py) and writes its pointer into the struct (the words found by _probe.py);
+- checks each array it is given against the one it replaces (dtype, shape, strides, device)
+  and writes its pointer into the struct (the words found by _probe.py): in the library, in
+  one call, for tensors whose framework has a DLPack exchange API (_dlswap.py: torch), else in
+  Python (_slots.py);
 - calls the C launch, whose guards still run on every launch (so nothing the library would
   refuse is ever launched: a new pointer can be null or misaligned), and which is the only
   ctypes call.
@@ -21,7 +23,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Callable, Optional
 
-from . import _errors, _lib, _probe
+from . import _dlswap, _errors, _lib, _probe
 from ._args import family_spec
 from ._jit import Kernel, TableStager, stream_handle
 from ._slots import Slot
@@ -83,6 +85,8 @@ class PreparedLaunch:
         self._ref = ctypes.addressof(args)  # valid while self._args lives
         self._words = (ctypes.c_uint64 * (ctypes.sizeof(args) // 8)).from_buffer(args)
         self._slots = {p.name: Slot(p) for p in placed}
+        self._c = _dlswap.make(placed, self._slots, args,
+                               _address(getattr(lib, "wyjit_array_swap_run", None)))
         self._fixed = tuple(n for n, v in arguments.items() if n not in self._slots)
         # What must still be open at every call: the kernel's manager, the stagers.
         self._owners: tuple = tuple(v for v in arguments.values() if isinstance(v, TableStager))
@@ -122,20 +126,52 @@ class PreparedLaunch:
         if not arrays:
             _lib.check(fn(self._handle, self._ref, stream))
             return
-        taken = self._swap(arrays)
+        c = self._c
+        count = self._c_swap(c, arrays) if c is not None else -1
+        if count < 0:
+            taken = self._swap(arrays)
         status = fn(self._handle, self._ref, stream)
         if status:
-            self._restore(taken)
+            if count < 0:
+                self._restore(taken)
+            else:
+                c.restore(self._words, count)  # type: ignore[union-attr]
             _lib.check(status)
 
     def check(self, **arrays: Any) -> None:
         """Swaps `arrays` in as a call would and runs the library's check of the struct (no GPU
         needed); on failure the struct is left as it was."""
-        taken = self._swap(arrays)
+        c = self._c
+        count = self._c_swap(c, arrays) if c is not None and arrays else -1
+        if count < 0:
+            taken = self._swap(arrays)
         status = self._check_fn(self._name, self._ref)
         if status:
-            self._restore(taken)
+            if count < 0:
+                self._restore(taken)
+            else:
+                c.restore(self._words, count)  # type: ignore[union-attr]
             _lib.check(status)
+
+    @staticmethod
+    def _c_swap(c: "_dlswap.CSwap", arrays: dict) -> int:
+        """Swaps `arrays` in the library when it can take them all: how many it took, or -1
+        for the Python path (an array it does not know, of another class, or refused: Python
+        then names what differs, or takes it)."""
+        index, which, objects, cls = c.index, c.which, c.objects, c.cls
+        n = 0
+        for name, obj in arrays.items():
+            i = index.get(name)
+            if i is None or obj.__class__ is not cls:
+                return -1
+            which[n] = i
+            objects[n] = id(obj)
+            n += 1
+        try:
+            status = c.run(c.address, n)
+        except Exception:  # noqa: BLE001 - the framework raised describing one: Python's turn
+            return -1
+        return n if status == 0 else -1
 
     def _swap(self, arrays: dict) -> list:
         """Writes the pointer of every array into the struct, each after its check; returns

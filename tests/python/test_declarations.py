@@ -8,18 +8,22 @@ import re
 
 import pytest
 
-from wyjit import _conv1d, _lib, _replay, _states, _verify
+from wyjit import _conv1d, _dlswap, _lib, _replay, _states, _verify
 
 STRUCTS = {
     "wyjit_field_info": ("wyjit.h", _lib.FieldInfo),
     "wyjit_jit_options": ("wyjit.h", _lib.JitOptions),
     "wyjit_counters": ("wyjit.h", _lib.Counters),
+    "wyjit_nvrtc_info": ("wyjit.h", _lib.NvrtcInfo),
     "wyjit_state_refs": ("state_refs.h", _states.StateRefs),
     "wyjit_gdn_verify_args": ("gdn_verify.h", _verify.GdnVerifyArgs),
     "wyjit_conv1d_update_args": ("conv1d_update.h", _conv1d.Conv1dUpdateArgs),
     "wyjit_gdn_replay_verify_args": ("gdn_replay.h", _replay.GdnReplayVerifyArgs),
     "wyjit_gdn_replay_commit_args": ("gdn_replay.h", _replay.GdnReplayCommitArgs),
     "wyjit_gdn_replay_materialize_args": ("gdn_replay.h", _replay.GdnReplayMaterializeArgs),
+    "wyjit_dltensor": ("array_swap.h", _dlswap.DLTensor),
+    "wyjit_array_slot": ("array_swap.h", _dlswap.ArraySlot),
+    "wyjit_array_swap": ("array_swap.h", _dlswap.ArraySwap),
 }
 
 _SCALARS = {
@@ -27,6 +31,8 @@ _SCALARS = {
     "int32_t": ctypes.c_int32,
     "int64_t": ctypes.c_int64,
     "uint64_t": ctypes.c_uint64,
+    "uint8_t": ctypes.c_uint8,
+    "uint16_t": ctypes.c_uint16,
     "float": ctypes.c_float,
     "double": ctypes.c_double,
 }
@@ -56,9 +62,10 @@ def test_ctypes_structs_follow_the_headers(repo_root, struct):
     header, declared = STRUCTS[struct]
     text = (repo_root / "include" / "wyjit" / header).read_text()
     fields = header_fields(text, struct)
+    function_pointers = set(re.findall(r"typedef [^;]*?\(\*(\w+)\)", text))
     assert [name for _, name in fields] == [name for name, _ in declared._fields_]
     for (c_type, name), (_, ctype) in zip(fields, declared._fields_):
-        if "*" in c_type:
+        if "*" in c_type or c_type in function_pointers:
             assert is_pointer(ctype), (struct, name, c_type)
         elif c_type.startswith("wyjit_"):  # a nested struct
             assert ctype is STRUCTS[c_type][1], (struct, name, c_type)

@@ -12,9 +12,12 @@ device ones, it times the parts of a launch's host path:
             parsing the variant's name (wyjit_spec_validate, timed alone): what the C launch runs
             before the driver (its guards), plus the ctypes call
   one-shot  build + C check: a one-shot launch's host time up to the driver
-  swap      a prepared launch taking the step's arrays (its per-array checks and writes)
-  prepared  swap + C check: a prepared launch's host time up to the driver (the step's arrays
-            given anew; "idle": none given)
+  swap py   a prepared launch taking the step's arrays in Python (_slots.py: per-array checks
+            and writes)
+  swap C    the same in the library (_dlswap.py, wyjit_array_swap_run: tensors of a framework
+            with a DLPack exchange API, i.e. torch; "nan" for stand-ins)
+  prepared  swap + C check: a prepared launch's host time up to the driver, by each path (the
+            step's arrays given anew; "idle": none given)
 
 and the options measured against them (--options): what each torch accessor costs, DLPack's
 __dlpack__, and a TVM-FFI call passing the same tensors (where apache-tvm-ffi is installed).
@@ -57,24 +60,39 @@ _BUILDERS = {
 }
 
 
-def per_call(fn: Callable[[], Any], repeats: int, target_ms: float) -> float:
-    """Best mean over `repeats` runs of back-to-back calls of fn, in microseconds."""
+def _run_size(fn: Callable[[], Any], target_ms: float) -> int:
+    """How many back-to-back calls of fn take about target_ms."""
     fn()
     n, spent = 1, 0.0
-    while spent < target_ms / 1e3 / 4:  # size a run to about target_ms
+    while spent < target_ms / 1e3 / 4:
         n *= 2
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
         spent = time.perf_counter() - t0
-    n = max(1, int(n * target_ms / 1e3 / spent))
-    best = float("inf")
+    return max(1, int(n * target_ms / 1e3 / spent))
+
+
+def per_call(fns: dict[str, Callable[[], Any]], repeats: int, target_ms: float) -> dict:
+    """Best mean (us) of each fn over `repeats` runs of back-to-back calls.
+
+    NOTE: the runs of all fns take turns, so that a burst of load on a shared machine lands on
+    all of them alike: the differences taken below (a check less the parse inside it) stay
+    meaningful."""
+    sizes = {k: _run_size(fn, target_ms) for k, fn in fns.items()}
+    best = {k: float("inf") for k in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / n)
-    return best * 1e6
+        for k, fn in fns.items():
+            n = sizes[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best[k] = min(best[k], (time.perf_counter() - t0) / n)
+    return {k: v * 1e6 for k, v in best.items()}
+
+
+def one(fn: Callable[[], Any], repeats: int, target_ms: float) -> float:
+    return per_call({"": fn}, repeats, target_ms)[""]
 
 
 def fake_maker() -> Make:
@@ -102,26 +120,37 @@ def time_case(case: Case, make: Make, repeats: int, target_ms: float) -> dict:
     check_fn = getattr(lib, f"wyjit_check_{case.launch}")
     c = build(spec, **arguments)
     ref = ctypes.byref(c)
-    arrays = [(n, v) for n, v in arguments.items()
-              if hasattr(v, "data_ptr")]
+    arrays = [(n, v) for n, v in arguments.items() if hasattr(v, "data_ptr")]
     array = _tensors.array
     prepared = getattr(wyjit, f"prepare_{case.launch}")(spec, **arguments)
     step = fresh_step(case, make)
-    t = {}
 
     def reads() -> None:
         for n, v in arrays:
             array(n, v)
 
-    t["reads"] = per_call(reads, repeats, target_ms)
-    t["build"] = per_call(lambda: build(spec, **arguments), repeats, target_ms)
-    parse = per_call(lambda: lib.wyjit_spec_validate(name), repeats, target_ms)
-    t["C check"] = per_call(lambda: check_fn(name, ref), repeats, target_ms) - parse
+    c_swap = prepared._c
+    python_only = getattr(wyjit, f"prepare_{case.launch}")(spec, **arguments)
+    python_only._c = None
+    fns = {
+        "reads": reads,
+        "build": lambda: build(spec, **arguments),
+        "parse": lambda: lib.wyjit_spec_validate(name),
+        "check": lambda: check_fn(name, ref),
+        "swap py": lambda: python_only._swap(step),
+        "prepared py": lambda: python_only.check(**step),
+        "idle": lambda: prepared.check(),
+    }
+    if c_swap is not None and prepared._c_swap(c_swap, step) >= 0:
+        fns["swap C"] = lambda: prepared._c_swap(c_swap, step)
+        fns["prepared C"] = lambda: prepared.check(**step)
+    t = per_call(fns, repeats, target_ms)
+    parse = t.pop("parse")
+    t["C check"] = t.pop("check") - parse
     t["one-shot"] = t["build"] + t["C check"]
-    t["swap"] = per_call(lambda: prepared._swap(step), repeats, target_ms)
-    check_all = per_call(lambda: prepared.check(**step), repeats, target_ms)
-    t["prepared"] = check_all - parse
-    t["idle"] = per_call(lambda: prepared.check(), repeats, target_ms) - parse
+    for k in ("prepared py", "prepared C", "idle"):
+        t[k] = t.get(k, float("nan")) - parse
+    t.setdefault("swap C", float("nan"))
     t["arrays"] = len(arrays)
     t["step arrays"] = len(step)
     return t
@@ -133,37 +162,36 @@ def time_floor(repeats: int, target_ms: float) -> dict:
     scratch = ctypes.create_string_buffer(4096)
     init = lib.wyjit_gdn_verify_args_init
     ptr = ctypes.cast(scratch, ctypes.POINTER(wyjit._verify.GdnVerifyArgs))
-    return {
-        "ctypes call, no arguments (wyjit_version)": per_call(lib.wyjit_version, repeats, target_ms),
-        "ctypes call, one struct pointer (wyjit_gdn_verify_args_init)":
-            per_call(lambda: init(ptr), repeats, target_ms),
-        "an empty Python call": per_call(lambda: None, repeats, target_ms),
-    }
+    return per_call({
+        "ctypes call, no arguments (wyjit_version)": lib.wyjit_version,
+        "ctypes call, one struct pointer (wyjit_gdn_verify_args_init)": lambda: init(ptr),
+        "an empty Python call": lambda: None,
+    }, repeats, target_ms)
 
 
 def time_options(make: Make, repeats: int, target_ms: float) -> dict:
     """Per-tensor costs of a torch tensor, DLPack, and a TVM-FFI call with the same tensors."""
     x = make((4, 16 * 128), "bfloat16")
     shape, strides, dtype = tuple(x.shape), x.stride(), x.dtype
-    out = {
-        "x.data_ptr()": per_call(lambda: x.data_ptr(), repeats, target_ms),
-        "x.shape == s": per_call(lambda: x.shape == shape, repeats, target_ms),
-        "x.stride() == s": per_call(lambda: x.stride() == strides, repeats, target_ms),
-        "x.dtype == d": per_call(lambda: x.dtype == dtype, repeats, target_ms),
-        "x.device": per_call(lambda: x.device, repeats, target_ms),
-        "x.is_cuda and x.get_device()": per_call(lambda: x.is_cuda and x.get_device(),
-                                                 repeats, target_ms),
-    }
+    out = per_call({
+        "x.data_ptr()": lambda: x.data_ptr(),
+        "x.shape == s": lambda: x.shape == shape,
+        "x.stride() == s": lambda: x.stride() == strides,
+        "x.dtype == d": lambda: x.dtype == dtype,
+        "x.device": lambda: x.device,
+        "x.is_cuda and x.get_device()": lambda: x.is_cuda and x.get_device(),
+    }, repeats, target_ms)
     if hasattr(x, "__dlpack__"):
-        out["x.__dlpack__()"] = per_call(lambda: x.__dlpack__(), repeats, target_ms)
+        out["x.__dlpack__()"] = one(lambda: x.__dlpack__(), repeats, target_ms)
     try:
         import tvm_ffi
     except ImportError:
         return out
     nop = tvm_ffi.get_global_func("testing.nop")
     xs = [make((4, 16 * 128), "bfloat16") for _ in range(8)]
-    out["tvm_ffi testing.nop()"] = per_call(lambda: nop(), repeats, target_ms)
-    out["tvm_ffi testing.nop(8 tensors)"] = per_call(lambda: nop(*xs), repeats, target_ms)
+    out.update(per_call({"tvm_ffi testing.nop()": lambda: nop(),
+                         "tvm_ffi testing.nop(8 tensors)": lambda: nop(*xs)},
+                        repeats, target_ms))
     return out
 
 
@@ -188,7 +216,8 @@ def machine() -> dict:
     return info
 
 
-_COLUMNS = ("reads", "build", "C check", "one-shot", "swap", "prepared", "idle")
+_COLUMNS = ("reads", "build", "C check", "one-shot", "swap py", "prepared py", "swap C",
+            "prepared C", "idle")
 
 
 def table(results: dict[str, dict]) -> str:
