@@ -32,10 +32,9 @@ set_target_properties(wyjit PROPERTIES
   OUTPUT_NAME wyjit
   VERSION ${PROJECT_VERSION}
   SOVERSION ${WYJIT_SOVERSION}
-  EXPORT_NAME wyjit
-  INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
-# NOTE: libwyjit.so must load on machines with no driver: it links NVRTC without the libcuda
-# stub (see CUDA::nvrtc in CMakeLists.txt) and opens the driver at run time.
+  EXPORT_NAME wyjit)
+# NOTE: libwyjit.so must load on machines with no driver and no toolkit: it opens the driver and
+# NVRTC at run time, so it records neither and needs no RPATH.
 target_link_options(wyjit PRIVATE LINKER:--no-undefined)
 set_target_properties(wyjit_static PROPERTIES OUTPUT_NAME wyjit EXPORT_NAME wyjit_static)
 
@@ -47,7 +46,6 @@ install(TARGETS wyjit EXPORT wyjitSharedTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Development)
 install(TARGETS wyjit_static EXPORT wyjitStaticTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 if(TARGET wyjit_cli)
-  set_target_properties(wyjit_cli PROPERTIES INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
   install(TARGETS wyjit_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <span>
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "cli/cli.hpp"
+#include "compile/nvrtc_library.hpp"
 #include "wyjit/error.hpp"
 
 namespace {
@@ -42,6 +44,7 @@ Environment:
   WYJIT_SAVE_SOURCE      1: write the stamped source next to each entry written
   WYJIT_LOCK_DIR         node-local directory for the per-key lock files
   WYJIT_LOG_LEVEL        trace, debug, info, warn (default), error, critical or off
+  WYJIT_NVRTC            the libnvrtc to use (a file, or a folder holding it)
 
 Exit status:
   0  success
@@ -122,6 +125,11 @@ int run(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   try {
+    // NOTE: the `wyjit` console script of the Python package passes the lib folder of the
+    // nvidia-cuda-nvrtc wheel it found, which is searched after WYJIT_NVRTC and before any toolkit.
+    if (const char* wheel = std::getenv("WYJIT_NVRTC_WHEEL_DIR"); wheel != nullptr) {
+      wyjit::detail::set_nvrtc_wheel_dir(wheel);
+    }
     return run(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const wyjit::Error& e) {
     std::fflush(stdout);

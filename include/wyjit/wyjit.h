@@ -254,6 +254,40 @@ WYJIT_API wyjit_status wyjit_jit_get_kernel(wyjit_jit* jit, const char* name, wy
 WYJIT_API wyjit_status wyjit_kernel_name(const wyjit_kernel* kernel, char* buffer, size_t size,
                                          size_t* length);
 
+/* ---- NVRTC -----------------------------------------------------------------------------------
+ * NVRTC is opened at run time, the first time something compiles (or asks about it), from the
+ * first of these that loads: $WYJIT_NVRTC (a file, or a folder holding libnvrtc.so.<CUDA major>;
+ * set, it is the only place tried); the folder given to wyjit_nvrtc_set_wheel_dir (the Python
+ * package gives the lib folder of NVIDIA's nvidia-cuda-nvrtc wheel); a CUDA toolkit ($CUDA_HOME,
+ * $CUDA_PATH, /usr/local/cuda, the toolkit this library was built with); the dynamic loader's
+ * search path. Nothing links NVRTC, so the library loads on a machine with neither. */
+
+/** The NVRTC file this build looks for: "libnvrtc.so.<CUDA major>" of the headers it was built
+ *  with (e.g. "libnvrtc.so.13"). Static storage. */
+WYJIT_API const char* wyjit_nvrtc_file_name(void);
+
+/** The lib folder of NVIDIA's nvidia-cuda-nvrtc wheel, tried after $WYJIT_NVRTC and before any
+ *  toolkit; NULL or "" forgets it. Call it before anything compiles: once NVRTC is loaded from
+ *  elsewhere, WYJIT_ERROR_INVALID_ARGUMENT. */
+WYJIT_API wyjit_status wyjit_nvrtc_set_wheel_dir(const char* dir);
+
+/** Which NVRTC this process uses, and why. Every pointer is valid for the life of the process. */
+typedef struct wyjit_nvrtc_info {
+  size_t struct_size; /**< sizeof(wyjit_nvrtc_info), set by wyjit_nvrtc_info_init */
+  const char* path;   /**< the file loaded (symlinks resolved); NULL when none could be */
+  const char* rule;   /**< the search rule that found it, e.g. "WYJIT_NVRTC"; NULL when none */
+  const char* tried;  /**< each place passed over, with why, one per line ("" when none) */
+  int32_t version_major;
+  int32_t version_minor;
+} wyjit_nvrtc_info;
+
+/** Zeroes `info` and sets its struct_size. */
+WYJIT_API void wyjit_nvrtc_info_init(wyjit_nvrtc_info* info);
+
+/** Loads NVRTC if it is not loaded yet and describes it; `info->struct_size` must be set. When
+ *  none loads: WYJIT_ERROR_NVRTC naming every place tried, and `info` filled all the same. */
+WYJIT_API wyjit_status wyjit_nvrtc_get_info(wyjit_nvrtc_info* info);
+
 /* ---- device helpers ----------------------------------------------------------------------------
  * Small conveniences over the CUDA driver (loaded at run time) for programs that have no CUDA
  * runtime of their own: tools, tests, examples. Engines normally use their own. */

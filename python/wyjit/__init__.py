@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """wyjit for Python: run-time compiled CUDA kernels for Gated DeltaNet speculative verify.
 
-Loads libwyjit.so with ctypes (no build step): from $WYJIT_LIBRARY, else next to this package,
-else the repository's build/lib, else the system's library path.
+Loads libwyjit.so with ctypes (no build step): from $WYJIT_LIBRARY, else the one installed in
+this package (`pip install` of the wheel), else the repository's build/lib, else the system's
+library path. NVRTC comes from $WYJIT_NVRTC, else NVIDIA's nvidia-cuda-nvrtc wheel when it is
+installed (`pip install 'wyjit[nvrtc]'`), else a CUDA toolkit; nvrtc_info() says which and why.
 
 Variants are canonical names; the library describes each family's fields, so this package
 keeps no copy of them:
@@ -69,6 +71,7 @@ from ._jit import (
     version,
 )
 from ._lib import library_path
+from ._nvrtc import nvrtc_info
 from ._replay import (
     build_gdn_replay_commit_args,
     build_gdn_replay_materialize_args,
@@ -129,6 +132,7 @@ __all__ = [
     "gdn_replay_verify",
     "gdn_verify",
     "library_path",
+    "nvrtc_info",
     "prepare_conv1d_update",
     "prepare_gdn_replay_commit",
     "prepare_gdn_replay_materialize",

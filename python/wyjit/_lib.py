@@ -16,10 +16,10 @@ import pathlib
 import threading
 from typing import Callable, Optional
 
-from . import _errors
+from . import _errors, _nvrtc
 
 __all__ = ["lib", "library_path", "check", "text_out", "declare_family", "FieldInfo",
-           "JitOptions", "Counters", "VERSION"]
+           "JitOptions", "Counters", "NvrtcInfo", "VERSION"]
 
 # The library version this package is written against (wyjit.h's WYJIT_VERSION_*).
 VERSION = (0, 2, 0)
@@ -98,6 +98,19 @@ class Counters(ctypes.Structure):
     ]
 
 
+class NvrtcInfo(ctypes.Structure):
+    """wyjit_nvrtc_info."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("path", c_char_p),
+        ("rule", c_char_p),
+        ("tried", c_char_p),
+        ("version_major", c_int32),
+        ("version_minor", c_int32),
+    ]
+
+
 _status = c_int32
 _text = (c_char_p, c_size_t, _P(c_size_t))  # the (buffer, size, length) of text out
 
@@ -129,6 +142,10 @@ _FUNCTIONS = {
     "wyjit_table_stager_stage": (_status, [c_void_p, _P(c_void_p), _P(_P(c_void_p)), c_int32, c_void_p]),
     "wyjit_table_stager_tables": (c_void_p, [c_void_p]),
     "wyjit_table_stager_slab_stride": (c_int64, [c_void_p]),
+    "wyjit_nvrtc_file_name": (c_char_p, []),
+    "wyjit_nvrtc_set_wheel_dir": (_status, [c_char_p]),
+    "wyjit_nvrtc_info_init": (None, [_P(NvrtcInfo)]),
+    "wyjit_nvrtc_get_info": (_status, [_P(NvrtcInfo)]),
     "wyjit_device_count": (_status, [_P(c_int32)]),
     "wyjit_device_unavailable_reason": (c_char_p, []),
     "wyjit_device_make_current": (_status, [c_int32]),
@@ -145,6 +162,7 @@ _FUNCTIONS = {
 _INITIALISED: dict[str, type] = {
     "wyjit_jit_options_init": JitOptions,
     "wyjit_counters_init": Counters,
+    "wyjit_nvrtc_info_init": NvrtcInfo,
 }
 
 
@@ -166,7 +184,8 @@ def declare_family(family: str, args: type[ctypes.Structure]) -> None:
 
 
 def _candidates() -> list[pathlib.Path]:
-    """Where libwyjit.so is looked for, in order (WYJIT_LIBRARY is handled separately)."""
+    """Where libwyjit.so is looked for, in order (WYJIT_LIBRARY is handled separately): the one
+    installed in the package (by the wheel), then the repository's build tree."""
     here = pathlib.Path(__file__).resolve().parent
     found = sorted(here.glob("libwyjit.so*"))
     # NOTE: only build/ (tools/setup-deps.sh's tree): other trees may be sanitizer builds, which
@@ -248,6 +267,16 @@ def _declare(cdll: ctypes.CDLL, path: str) -> None:
         _check_size(cdll, path, init, struct)
 
 
+def _use_nvrtc_wheel(cdll: ctypes.CDLL) -> None:
+    """Hands the library the nvidia-cuda-nvrtc wheel's folder, when one is installed, before
+    anything can load NVRTC (wyjit.h, "NVRTC")."""
+    folder = _nvrtc.find_wheel_dir(cdll.wyjit_nvrtc_file_name().decode())
+    if folder is not None:
+        # NOTE: refused only when NVRTC is loaded already (something else in the process used
+        # the library first); it then stays as it is, and nvrtc_info() says which it is.
+        cdll.wyjit_nvrtc_set_wheel_dir(folder.encode())
+
+
 def lib() -> ctypes.CDLL:
     """The loaded library (loaded and checked on first use)."""
     global _loaded
@@ -258,6 +287,7 @@ def lib() -> ctypes.CDLL:
         if _loaded is None:
             cdll, path = _load()
             _declare(cdll, path)
+            _use_nvrtc_wheel(cdll)
             _loaded = (cdll, path)
         return _loaded[0]
 

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "compile/nvrtc_compiler.hpp"
 
-#include <nvrtc.h>
-
 #include <memory>
 #include <string_view>
 
+#include "compile/nvrtc_library.hpp"
 #include "wyjit/error.hpp"
 
 namespace wyjit::detail {
@@ -13,8 +12,9 @@ namespace wyjit::detail {
 namespace {
 
 [[noreturn]] void throw_nvrtc(const char* file, int line, const char* expr, nvrtcResult code) {
-  throw Error(ErrorCode::nvrtc, std::string(expr) + " failed: " + nvrtcGetErrorString(code) + " (" +
-                                    file + ":" + std::to_string(line) + ")");
+  throw Error(ErrorCode::nvrtc, std::string(expr) +
+                                    " failed: " + nvrtc().nvrtcGetErrorString(code) + " (" + file +
+                                    ":" + std::to_string(line) + ")");
 }
 
 #define WYJIT_NVRTC_CHECK(expr)                                    \
@@ -28,7 +28,9 @@ namespace {
 struct ProgramDeleter {
   void operator()(_nvrtcProgram* program) const noexcept {
     nvrtcProgram p = program;
-    nvrtcDestroyProgram(&p);
+    // NOTE: a program exists only once NVRTC loaded; the noexcept accessor, in a destructor.
+    const NvrtcLibrary& library = nvrtc_library();
+    if (library.error.empty()) library.api.nvrtcDestroyProgram(&p);
   }
 };
 using ProgramHandle = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
@@ -36,15 +38,15 @@ using ProgramHandle = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
 ProgramHandle create_program(const std::string& source, const std::string& name) {
   nvrtcProgram program = nullptr;
   WYJIT_NVRTC_CHECK(
-      nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr));
+      nvrtc().nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr));
   return ProgramHandle(program);
 }
 
 std::string program_log(nvrtcProgram program) {
   std::size_t size = 0;
-  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
+  if (nvrtc().nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
   std::string log(size, '\0');
-  if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
+  if (nvrtc().nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
   log.resize(size - 1);
   return log;
 }
@@ -67,7 +69,7 @@ bool nvrtc_has_minimal() {
   static const bool has = [] {
     int major = 0;
     int minor = 0;
-    return nvrtcVersion(&major, &minor) == NVRTC_SUCCESS &&
+    return nvrtc().nvrtcVersion(&major, &minor) == NVRTC_SUCCESS &&
            (major > 12 || (major == 12 && minor >= 4));
   }();
   return has;
@@ -76,14 +78,15 @@ bool nvrtc_has_minimal() {
 std::string read_identity() {
   int major = 0;
   int minor = 0;
-  WYJIT_NVRTC_CHECK(nvrtcVersion(&major, &minor));
+  WYJIT_NVRTC_CHECK(nvrtc().nvrtcVersion(&major, &minor));
   ProgramHandle program = create_program("__global__ void wyjit_probe() {}\n", "probe.cu");
   const char* options[] = {"--gpu-architecture=compute_75", "--minimal"};
-  WYJIT_NVRTC_CHECK(nvrtcCompileProgram(program.get(), nvrtc_has_minimal() ? 2 : 1, options));
+  WYJIT_NVRTC_CHECK(
+      nvrtc().nvrtcCompileProgram(program.get(), nvrtc_has_minimal() ? 2 : 1, options));
   std::size_t size = 0;
-  WYJIT_NVRTC_CHECK(nvrtcGetPTXSize(program.get(), &size));
+  WYJIT_NVRTC_CHECK(nvrtc().nvrtcGetPTXSize(program.get(), &size));
   std::string ptx(size, '\0');
-  WYJIT_NVRTC_CHECK(nvrtcGetPTX(program.get(), ptx.data()));
+  WYJIT_NVRTC_CHECK(nvrtc().nvrtcGetPTX(program.get(), ptx.data()));
   // The PTX header names the exact compiler: "// Cuda compilation tools, release 13.0, V13.0.88"
   // and "// Compiler Build ID: CL-36424714".
   return std::to_string(major) + "." + std::to_string(minor) + " (" +
@@ -119,34 +122,36 @@ NvrtcResult nvrtc_compile_with(const std::string& source, const std::string& pro
                                const std::vector<std::string>& options) {
   ProgramHandle program = create_program(source, program_name);
   for (const std::string& name : name_expressions) {
-    WYJIT_NVRTC_CHECK(nvrtcAddNameExpression(program.get(), name.c_str()));
+    WYJIT_NVRTC_CHECK(nvrtc().nvrtcAddNameExpression(program.get(), name.c_str()));
   }
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());
-  const nvrtcResult compiled =
-      nvrtcCompileProgram(program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  const nvrtcResult compiled = nvrtc().nvrtcCompileProgram(
+      program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
   NvrtcResult result;
   result.log = program_log(program.get());
   if (compiled != NVRTC_SUCCESS) {
     throw Error(ErrorCode::compile_failed,
                 "NVRTC failed to compile " + variant + " for " + target.name() + ": " +
-                    nvrtcGetErrorString(compiled) + "\noptions: " + join_options(options) +
+                    nvrtc().nvrtcGetErrorString(compiled) + "\noptions: " + join_options(options) +
                     "\nlog:\n" + result.log);
   }
   for (const std::string& name : name_expressions) {
     const char* lowered = nullptr;
-    WYJIT_NVRTC_CHECK(nvrtcGetLoweredName(program.get(), name.c_str(), &lowered));
+    WYJIT_NVRTC_CHECK(nvrtc().nvrtcGetLoweredName(program.get(), name.c_str(), &lowered));
     result.lowered_names.emplace_back(lowered);
   }
   std::size_t size = 0;
   if (target.ptx) {
-    WYJIT_NVRTC_CHECK(nvrtcGetPTXSize(program.get(), &size));
+    WYJIT_NVRTC_CHECK(nvrtc().nvrtcGetPTXSize(program.get(), &size));
     result.binary.resize(size);
-    WYJIT_NVRTC_CHECK(nvrtcGetPTX(program.get(), reinterpret_cast<char*>(result.binary.data())));
+    WYJIT_NVRTC_CHECK(
+        nvrtc().nvrtcGetPTX(program.get(), reinterpret_cast<char*>(result.binary.data())));
   } else {
-    WYJIT_NVRTC_CHECK(nvrtcGetCUBINSize(program.get(), &size));
+    WYJIT_NVRTC_CHECK(nvrtc().nvrtcGetCUBINSize(program.get(), &size));
     result.binary.resize(size);
-    WYJIT_NVRTC_CHECK(nvrtcGetCUBIN(program.get(), reinterpret_cast<char*>(result.binary.data())));
+    WYJIT_NVRTC_CHECK(
+        nvrtc().nvrtcGetCUBIN(program.get(), reinterpret_cast<char*>(result.binary.data())));
   }
   return result;
 }
@@ -158,9 +163,9 @@ const std::string& nvrtc_identity() {
 
 std::vector<int> nvrtc_supported_archs() {
   int count = 0;
-  WYJIT_NVRTC_CHECK(nvrtcGetNumSupportedArchs(&count));
+  WYJIT_NVRTC_CHECK(nvrtc().nvrtcGetNumSupportedArchs(&count));
   std::vector<int> archs(static_cast<std::size_t>(count));
-  if (count > 0) WYJIT_NVRTC_CHECK(nvrtcGetSupportedArchs(archs.data()));
+  if (count > 0) WYJIT_NVRTC_CHECK(nvrtc().nvrtcGetSupportedArchs(archs.data()));
   return archs;
 }
 

@@ -50,7 +50,7 @@ inline RunResult run_command(const std::string& command) {
   return result;
 }
 
-// `env ... wyjit` with the cache variables cleared, then `env` (VAR=value ...) set.
+// `env ... wyjit` with the cache and NVRTC variables cleared, then `env` (VAR=value ...) set.
 inline std::string wyjit_command(const std::string& env) {
   // NOTE: lock files go to a directory of this test run (removed at exit), not to /tmp.
   static const struct LockDir {
@@ -62,7 +62,8 @@ inline std::string wyjit_command(const std::string& env) {
     }
   } lock_dir;
   return "env -u WYJIT_CACHE_DIR -u WYJIT_CACHE_RO_DIRS -u WYJIT_NO_JIT -u WYJIT_SAVE_SOURCE "
-         "-u WYJIT_CACHE_MAX_BYTES -u WYJIT_LOG_LEVEL WYJIT_LOCK_DIR=" +
+         "-u WYJIT_CACHE_MAX_BYTES -u WYJIT_LOG_LEVEL -u WYJIT_NVRTC -u WYJIT_NVRTC_WHEEL_DIR "
+         "WYJIT_LOCK_DIR=" +
          shell_quote(lock_dir.path.string()) + " " + env + " " +
          shell_quote(WYJIT_BINARY_DIR "/bin/wyjit");
 }

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // `wyjit info`: versions, the archs NVRTC supports, the driver and GPUs, the cache roots.
-#include <dlfcn.h>
 #include <fmt/format.h>
-#include <nvrtc.h>
 
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cache/cache_env.hpp"
 #include "cache/cache_lock.hpp"
 #include "cli/cli.hpp"
 #include "compile/nvrtc_compiler.hpp"
+#include "compile/nvrtc_library.hpp"
 #include "driver/driver_api.hpp"
 #include "jit/target_select.hpp"
 #include "wyjit/jit.hpp"
@@ -24,8 +24,9 @@ namespace {
 
 constexpr const char* kInfoHelp = R"(Usage: wyjit info [--cache-dir DIR]
 
-Prints the wyjit version; the NVRTC version, build and library path; the targets
-NVRTC supports; the CUDA driver and each GPU with the target a Jit would build
+Prints the wyjit version; the NVRTC version, build and library path, and the
+rule that chose it (WYJIT_NVRTC, the nvidia-cuda-nvrtc wheel, a CUDA toolkit or
+the dynamic loader's path); the targets NVRTC supports; the CUDA driver and each GPU with the target a Jit would build
 for it (when a driver is installed); and the cache settings: every root in
 search order, the lock directory, the size bound and the switches. Creates and
 writes nothing.
@@ -37,15 +38,38 @@ Options:
 Exit status: 0 ok, 2 usage error.
 )";
 
-std::string nvrtc_library_path() {
-  Dl_info info{};
-  // NOTE: the file that holds nvrtcVersion is the NVRTC this process really uses.
-  if (::dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) == 0 || info.dli_fname == nullptr) {
-    return "unknown path";
+// Which NVRTC, from where, and why: the rule that chose it and what was passed over before it.
+void print_nvrtc() {
+  const detail::NvrtcLibrary& nvrtc = detail::nvrtc_library();
+  const auto print_tried = [&](const char* heading) {
+    if (nvrtc.tried.empty()) return;
+    fmt::print("{}\n", heading);
+    std::string_view tried = nvrtc.tried;
+    while (!tried.empty()) {
+      const std::size_t end = tried.find('\n');
+      fmt::print("  {}\n", tried.substr(0, end));
+      tried.remove_prefix(end == std::string_view::npos ? tried.size() : end + 1);
+    }
+  };
+  if (!nvrtc.error.empty()) {
+    fmt::print(
+        "nvrtc: none: cannot load {} (WYJIT_NVRTC, or NVIDIA's nvidia-cuda-nvrtc wheel, "
+        "or a CUDA toolkit)\n",
+        detail::nvrtc_file_name());
+    print_tried("nvrtc searched:");
+    return;
   }
-  std::error_code ec;
-  const std::filesystem::path resolved = std::filesystem::canonical(info.dli_fname, ec);
-  return ec ? std::string(info.dli_fname) : resolved.string();
+  fmt::print("nvrtc {}.{} ({})\n", nvrtc.major, nvrtc.minor, nvrtc.path);
+  fmt::print(
+      "nvrtc chosen by: {} (search order: WYJIT_NVRTC, the nvidia-cuda-nvrtc wheel, "
+      "the CUDA toolkit, the dynamic loader's path)\n",
+      nvrtc.rule);
+  print_tried("nvrtc passed over:");
+  try {
+    fmt::print("nvrtc build: {}\n", detail::nvrtc_identity());
+  } catch (const std::exception& e) {
+    fmt::print("nvrtc build: unknown ({})\n", e.what());
+  }
 }
 
 void print_driver() {
@@ -83,18 +107,18 @@ void print_driver() {
 }  // namespace
 
 std::vector<int> nvrtc_supported_archs() {
-  int count = 0;
-  if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0) return {};
-  std::vector<int> archs(static_cast<std::size_t>(count));
-  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return {};
-  return archs;
+  if (!detail::nvrtc_library().error.empty()) return {};
+  try {
+    return detail::nvrtc_supported_archs();
+  } catch (const std::exception&) {
+    return {};
+  }
 }
 
 std::string nvrtc_version_text() {
-  int major = 0;
-  int minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "unknown";
-  return fmt::format("{}.{}", major, minor);
+  const detail::NvrtcLibrary& nvrtc = detail::nvrtc_library();
+  if (!nvrtc.error.empty()) return "unknown";
+  return fmt::format("{}.{}", nvrtc.major, nvrtc.minor);
 }
 
 int run_info(std::span<const std::string> args) {
@@ -110,12 +134,7 @@ int run_info(std::span<const std::string> args) {
   }
 
   fmt::print("wyjit {}\n", kVersion);
-  fmt::print("nvrtc {} ({})\n", nvrtc_version_text(), nvrtc_library_path());
-  try {
-    fmt::print("nvrtc build: {}\n", detail::nvrtc_identity());
-  } catch (const std::exception& e) {
-    fmt::print("nvrtc build: unknown ({})\n", e.what());
-  }
+  print_nvrtc();
   std::string archs;
   for (int arch : nvrtc_supported_archs()) {
     archs += fmt::format("{}sm_{}", archs.empty() ? "" : " ", arch);

@@ -18,6 +18,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/precompile_matrix.hpp"
+#include "compile/nvrtc_library.hpp"
 #include "wyjit/jit.hpp"
 
 namespace wyjit::cli {
@@ -114,6 +115,11 @@ int run_precompile(std::span<const std::string> args) {
   }
   const PrecompileOptions opt = parse_precompile_options(args);
   const std::vector<Job> jobs = make_jobs(opt);
+  // NOTE: every variant's cache key names the NVRTC build, so even a fully cached matrix needs it.
+  if (const std::string& why = detail::nvrtc_library().error; !why.empty()) {
+    fmt::print(stderr, "wyjit precompile: {}", why);
+    return kExitFailure;
+  }
 
   std::optional<Jit> jit;
   try {

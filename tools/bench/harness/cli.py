@@ -11,7 +11,7 @@ import sys
 from typing import Optional, Sequence
 
 from . import families
-from .core import MIB, rotation_plan
+from .core import MIB, point_plan
 from .context import REPO_ROOT
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -21,6 +21,7 @@ EXAMPLES = """examples (from the repository root):
   python3 tools/bench/harness --family gdn_verify --addressing strided,slot --layout vk,kv --md out.md
   python3 tools/bench/harness --family gdn_verify --hk 2 --hv 8             # a TP-sharded layer
   python3 tools/bench/harness --family gdn_verify --check --k 2,4 --n 1,3    # same results?
+  python3 tools/bench/harness --family gdn_replay --k 2,4,8,16 --n 1,8,32,128 --peers all --json out.json
   python3 tools/bench/harness --family FAMILY --help                      # its axes
   python3 tools/bench/harness --dry-run                                     # the plan, no GPU
   python3 tools/bench/harness --selftest                                    # CPU tests
@@ -124,13 +125,26 @@ def dry_run(args: argparse.Namespace) -> int:
     print(f"{args.family}: {len(runners)} runners: " + ", ".join(r.label for r in runners))
     for p in fam.points(args):
         nbytes = fam.bytes_moved(p)
-        plan = rotation_plan(nbytes, args.footprint_mib * MIB, args.min_calls, args.max_sets)
+        plan = point_plan(fam, p, args)
         skips = [f"{r.label} ({why})" for r in runners if (why := r.skip_reason(p))]
         print(f"{p.group} K={p.k} N={p.n}: {nbytes} bytes ({nbytes / MIB:.2f} MiB), "
               f"{plan.sets} sets x {plan.calls} calls, cycle {plan.footprint / MIB:.0f} MiB"
               + ("" if plan.l2_cold else " (capped by --max-sets)")
               + (f"; skipped: {'; '.join(skips)}" if skips else ""))
+        if hasattr(fam, "point_info"):
+            info = fam.point_info(p, runners)
+            print("  " + _info_line(info))
     return 0
+
+
+def _info_line(info: dict) -> str:
+    """gdn_replay's dry-run line: wyjit's run, then each runner's folds and memory."""
+    cells = [f"{info['labels'][k]}: folds {100 * f:.1f}%" if (f := info["folds"][k]) is not None
+             else info["labels"][k] for k in info["labels"]]
+    cells = [f"{c}, {info['memory'][k]:,} B" for c, k in zip(cells, info["labels"])]
+    return (f"wyjit run: folds {100 * info['fold_fraction']:.1f}%, mean len "
+            f"{info['mean_len']:.2f}; classic {info['memory_classic']:,} B per sequence and "
+            f"layer; " + "; ".join(cells))
 
 
 def selftest() -> int:

@@ -111,6 +111,9 @@ class Record:
     replays: int = 0
     status: str = "ok"  # "ok", "skipped", "failed"
     note: str = ""
+    # What `us` is made of, where it is a sum (gdn_replay: the verify and the per-step launches
+    # divided by the layers); in the JSON only when there is something.
+    parts: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def pct_of_floor(self) -> Optional[float]:
@@ -122,13 +125,19 @@ class Record:
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
+        if not d["parts"]:
+            del d["parts"]
         d["pct_of_floor"] = self.pct_of_floor
         d["x_copy"] = self.x_copy
         return d
 
 
 class Bound(Protocol):
-    """A runner set up for one point."""
+    """A runner set up for one point. Optional, where a family needs them (gdn_replay):
+    `bind(bufs, i)` returns graph call i's launch when it depends on i (not only on the set),
+    `step_calls()` one callable per step of launches made once for all `layers` (timed in
+    their own graph, divided by `layers`, added), `check_call(bufs)` what --check runs instead
+    of one call."""
 
     variant: str
     note: str
@@ -153,3 +162,12 @@ class Runner(Protocol):
 
     def setup(self, point: Any, ctx: Any) -> Bound:
         """Compiles or imports what the point needs; raises when it cannot."""
+
+
+def point_plan(fam: Any, point: Any, args: Any) -> Plan:
+    """The family's own plan where it has one (gdn_replay: calls that cover its run), else
+    rotation_plan from the command line's footprint, calls and sets."""
+    if hasattr(fam, "plan"):
+        return fam.plan(point, args)
+    return rotation_plan(fam.bytes_moved(point), args.footprint_mib * MIB, args.min_calls,
+                         args.max_sets)

@@ -2,8 +2,9 @@
 """The run's outputs, with no torch: the JSON document (machines) and Markdown tables (people).
 
 Document: {"harness", "family", "command", "env", "copy", "config", "points", "records",
-"checks"}; one record per kernel and point (core.Record.to_json), one `points` entry per point
-(bytes, floor, rotation, the copies' times).
+"checks"} (and "notes_md", Markdown lines of a family that has some); one record per kernel and
+point (core.Record.to_json), one `points` entry per point (bytes, floor, rotation, the copies'
+times, and what the family adds).
 """
 
 from __future__ import annotations
@@ -146,6 +147,7 @@ def markdown(doc: dict[str, Any]) -> str:
     if any(not p.get("l2_cold", True) for p in doc["points"]):
         lines += ["", "\\* the rotation was capped by --max-sets: one cycle touches less than "
                   f"{doc['config']['footprint_mib']} MiB"]
+    lines += doc.get("notes_md") or []
     if notes:
         lines += ["", "## Not measured", "", *notes]
     checks = doc.get("checks") or []

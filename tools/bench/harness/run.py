@@ -14,7 +14,7 @@ from typing import Any
 
 from . import envinfo, report, timing
 from .context import Context
-from .core import MIB, Plan, Record, Unavailable, rotation_plan
+from .core import MIB, Plan, Record, Unavailable, point_plan
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:
@@ -45,10 +45,14 @@ def measure(runner: Any, point: Any, plan: Plan, inputs: list, ctx: Context,
         bufs = [bound.buffers(x) for x in inputs]
         bound(bufs[0])  # compiles (Triton) or loads (wyjit) outside the graph
         torch.cuda.synchronize()
-        t = timing.graph_time([functools.partial(bound, bufs[i % plan.sets])
-                               for i in range(plan.calls)], args.replays, args.warmup)
+        bind = getattr(bound, "bind", None)
+        calls = [bind(bufs[i % plan.sets], i) if bind
+                 else functools.partial(bound, bufs[i % plan.sets]) for i in range(plan.calls)]
+        t = timing.graph_time(calls, args.replays, args.warmup)
         base.us, base.us_min, base.us_max = t.median_us, t.min_us, t.max_us
         base.spread_pct, base.replays = t.spread_pct, len(t.samples_us)
+        if hasattr(bound, "step_calls"):
+            _add_per_step(bound, base, t, args)
     except Exception as e:  # noqa: BLE001 - one runner's failure must not end the run
         base.status = _skip_status(e)
         base.note = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
@@ -61,12 +65,33 @@ def measure(runner: Any, point: Any, plan: Plan, inputs: list, ctx: Context,
     return base
 
 
+def _add_per_step(bound: Any, base: Record, verify: Any, args: argparse.Namespace) -> None:
+    """Adds the launches a step makes once for all layers (timed in their own graph over the
+    run, one call a step) divided by the layers to the per-layer time."""
+    import torch
+
+    steps = bound.step_calls()
+    steps[0]()  # compiles outside the graph (it moves that graph's cursors one step: harmless)
+    torch.cuda.synchronize()
+    t = timing.graph_time(steps, args.replays, args.warmup)
+    share = t.median_us / bound.layers
+    base.us, base.us_min, base.us_max = (x + share for x in (base.us, base.us_min, base.us_max))
+    base.parts = {"verify_us": verify.median_us, "step_us": t.median_us, "layers": bound.layers,
+                  "step_spread_pct": t.spread_pct}
+    traj = getattr(bound, "traj", None)
+    if traj is not None:
+        base.parts.update(fold_fraction=traj.fold_fraction, mean_len=traj.mean_len)
+    del steps
+
+
 def _line(r: Record) -> str:
     if r.us is None:
         return f"  {r.label:<24} {r.status}: {r.note}"
     xc = f" x{r.x_copy:.2f} copy" if r.x_copy else ""
+    parts = (f"  (verify {r.parts['verify_us']:.2f} + step {r.parts['step_us']:.2f}/"
+             f"{r.parts['layers']})" if r.parts else "")
     return (f"  {r.label:<24} {r.us:9.2f} us  {r.pct_of_floor:5.1f}% of floor{xc}  "
-            f"spread {r.spread_pct:.1f}%")
+            f"spread {r.spread_pct:.1f}%{parts}")
 
 
 def _write(args: argparse.Namespace, doc: dict[str, Any]) -> None:
@@ -74,6 +99,14 @@ def _write(args: argparse.Namespace, doc: dict[str, Any]) -> None:
         pathlib.Path(args.json).write_text(report.to_json(doc))
     if args.md:
         pathlib.Path(args.md).write_text(report.markdown(doc))
+
+
+def _document(fam: ModuleType, args: argparse.Namespace, env: dict, copy: dict, points: list,
+              records: list) -> dict[str, Any]:
+    doc = report.document(fam.NAME, args.command, env, copy, _config(args), points, records)
+    if hasattr(fam, "notes_md"):
+        doc["notes_md"] = fam.notes_md(points)
+    return doc
 
 
 def run(args: argparse.Namespace, fam: ModuleType) -> int:
@@ -97,7 +130,7 @@ def run(args: argparse.Namespace, fam: ModuleType) -> int:
     points: list[dict[str, Any]] = []
     for p in fam.points(args):
         nbytes = fam.bytes_moved(p)
-        plan = rotation_plan(nbytes, args.footprint_mib * MIB, args.min_calls, args.max_sets)
+        plan = point_plan(fam, p, args)
         inputs = [fam.make_inputs(p, args.seed + i) for i in range(plan.sets)]
         rc = timing.rotated_copy(plan, args.replays)
         floor_us = floor.floor_us(nbytes)
@@ -105,7 +138,8 @@ def run(args: argparse.Namespace, fam: ModuleType) -> int:
                        "floor_us": floor_us, "sets": plan.sets, "calls": plan.calls,
                        "footprint": plan.footprint, "l2_cold": plan.l2_cold,
                        "copy_us": rc.best_us, "copy_torch_us": rc.torch_us,
-                       "copy_triton_us": rc.triton_us})
+                       "copy_triton_us": rc.triton_us,
+                       **(fam.point_info(p, runners) if hasattr(fam, "point_info") else {})})
         print(f"{p.group} K={p.k} N={p.n}: {nbytes / MIB:.2f} MiB, floor {floor_us:.2f} us, "
               f"copy {rc.best_us:.2f} us, {plan.sets} sets x {plan.calls} calls", flush=True)
         for r in runners:
@@ -116,9 +150,8 @@ def run(args: argparse.Namespace, fam: ModuleType) -> int:
         del inputs
         torch.cuda.empty_cache()
         # NOTE: written after every point, so a run cut short still leaves its results.
-        _write(args, report.document(fam.NAME, args.command, env, copy, _config(args), points,
-                                     records))
-    doc = report.document(fam.NAME, args.command, env, copy, _config(args), points, records)
+        _write(args, _document(fam, args, env, copy, points, records))
+    doc = _document(fam, args, env, copy, points, records)
     _write(args, doc)
     print()
     print(report.markdown(doc))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import pathlib
 import sys
+from types import ModuleType
 from typing import Callable
 
 from ..core import Unavailable
@@ -20,7 +21,7 @@ def peer_paths(peer: registry.Peer, peers_dir: pathlib.Path) -> tuple[pathlib.Pa
     """(the sys.path root of the peer's tree, the fallback folder)."""
     tree = peers_dir / peer.tree
     root = tree / peer.root if peer.root else tree
-    return root, peers_dir / registry.SUBDIR / registry.FALLBACK
+    return root, peers_dir / peer.fallback_dir
 
 
 def missing_files(peer: registry.Peer, peers_dir: pathlib.Path) -> list[str]:
@@ -30,9 +31,14 @@ def missing_files(peer: registry.Peer, peers_dir: pathlib.Path) -> list[str]:
 
 
 def load(key: str, peers_dir: pathlib.Path) -> Callable:
-    """The peer's function. Its tree goes first on sys.path (so a stub package wins over an
-    installed engine of the same name), the fallback folder last (so an installed module wins
-    over a fallback)."""
+    """The peer's function (see load_module)."""
+    return getattr(load_module(key, peers_dir), registry.peer(key).function)
+
+
+def load_module(key: str, peers_dir: pathlib.Path) -> ModuleType:
+    """The module of the peer's function (replay adapters call its commit functions too). Its
+    tree goes first on sys.path (so a stub package wins over an installed engine of the same
+    name), the fallback folder last (so an installed module wins over a fallback)."""
     peer = registry.peer(key)
     missing = missing_files(peer, peers_dir)
     if missing:
@@ -50,4 +56,4 @@ def load(key: str, peers_dir: pathlib.Path) -> Callable:
     if root not in origin.parents:
         # NOTE: an engine imported earlier in this process would shadow the extracted file.
         raise PeerMissing(f"{key}: {peer.module} resolved to {origin}, not under {root}")
-    return getattr(module, peer.function)
+    return module

@@ -4,15 +4,17 @@ the minimum of its import closure, and the stubs that replace engine modules.
 
 Each peer module of this package (`peers/<key>.py`, the adapter that calls the peer) declares its
 source as `SOURCE = Peer(...)`; `PEERS` collects them. No torch at import: `fetch_peers.py` fills
-`.peers/` from it and `peers/_load.py` imports from it. Layout under the peers directory (default `<repo>/.peers`):
+`.peers/` from it and `peers/_load.py` imports from it. Layout under the peers directory (default
+`<repo>/.peers`), SUBDIR being the peer's `subdir` (`classic` or `replay`):
 
-    classic/<owner>+<name>/<path in the repository>     files taken at the commit
-    classic/<owner>+<name>/<stub path>                  stubs (text below)
-    classic/_fallback/<module>                          used only when the machine lacks it
+    SUBDIR/<owner>+<name>/<path in the repository>     files taken at the commit
+    SUBDIR/<owner>+<name>/<stub path>                  stubs (text below or in the adapter)
+    SUBDIR/_fallback/<module>                          used only when the machine lacks it
 
-`classic/<owner>+<name>/<root>` goes first on sys.path, `_fallback` last. Package `__init__.py`
+`SUBDIR/<owner>+<name>/<root>` goes first on sys.path, `_fallback` last. Package `__init__.py`
 files are stubs (empty markers): the real ones import the engine. Two SGLang commits share one
-tree: their files do not overlap.
+tree: their files do not overlap. The replay peers need other commits of the same packages
+(vllm, sglang), so they live in their own subdir and run in their own process (their family's).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import importlib
 import pathlib
 import pkgutil
 
-SUBDIR = "classic"
+SUBDIR = "classic"  # the default subdir
 FALLBACK = "_fallback"
 
 
@@ -32,6 +34,16 @@ class Stub:
 
     path: str
     text: str
+    why: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Alternate:
+    """Another git repository that holds the same bytes at the same paths (checked against the
+    peer's sha256 pins), for a repository too large to mirror here."""
+
+    repo: str
+    commit: str
     why: str
 
 
@@ -51,11 +63,20 @@ class Peer:
     closure: tuple[str, ...]  # other files of the repository it imports, taken at `commit`
     stubs: tuple[Stub, ...]
     fallbacks: tuple[Stub, ...] = ()
+    subdir: str = SUBDIR
+    # (path, sha256) of files whose bytes were checked against the repository at `commit`:
+    # fetch_peers.py refuses a copy from another source (--tree, an alternate) that differs.
+    sha256: tuple[tuple[str, str], ...] = ()
+    alternates: tuple[Alternate, ...] = ()
 
     @property
     def tree(self) -> str:
         """The repository's folder under the peers directory."""
-        return f"{SUBDIR}/{self.repo.replace('/', '+')}"
+        return f"{self.subdir}/{self.repo.replace('/', '+')}"
+
+    @property
+    def fallback_dir(self) -> str:
+        return f"{self.subdir}/{FALLBACK}"
 
     @property
     def files(self) -> tuple[str, ...]:

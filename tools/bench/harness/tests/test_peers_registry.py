@@ -12,11 +12,16 @@ import pytest
 from harness import fetch_peers
 from harness.peers import _load, registry
 
-# The commits ../shared/ANCHORS.md measured, per repository.
+# The commits ../shared/ANCHORS.md measured or names (the replay peers: issue 13), per
+# repository.
 ANCHOR_COMMITS = {
     "sgl-project/sglang": {"10faf33794f8f43adc8bfe43eccc57415c9d16eb",
-                           "00e1106f4ab55cfb7dceeba2dfbc04b0cc40bb6f"},
-    "vllm-project/vllm": {"03c6dad84ad3b1df303e98805a3a0324d70e1539"},
+                           "00e1106f4ab55cfb7dceeba2dfbc04b0cc40bb6f",
+                           "150c91c63be13e46adacdab51387b27c927c9a41"},
+    "vllm-project/vllm": {"03c6dad84ad3b1df303e98805a3a0324d70e1539",
+                          "4cfaaf3c5c14eaa8786c983b7ae83b66466b0a1f"},
+    "NVIDIA/TensorRT-LLM": {"1607eb40e5166a5029759d5ff720df93efaedca6"},
+    "flashinfer-ai/flashinfer": {"fb28d7242b3506a2348265962041acc1fb56cca4"},
 }
 
 
@@ -25,7 +30,7 @@ def test_every_peer_is_pinned_to_an_anchor_commit():
     for p in registry.PEERS.values():
         assert re.fullmatch(r"[0-9a-f]{40}", p.commit) and p.commit in ANCHOR_COMMITS[p.repo]
         assert p.kernel_file.endswith(".py") and p.module.replace(".", "/") in p.kernel_file
-        assert p.tree == f"classic/{p.repo.replace('/', '+')}"
+        assert p.tree == f"{p.subdir}/{p.repo.replace('/', '+')}"
 
 
 def test_two_commits_of_one_repository_never_share_a_file():
