@@ -42,6 +42,17 @@ class Guard {
            ", must be a multiple of " + std::to_string(factor) + " (" + why + ")");
     }
   }
+  /// `a * b` (e.g. the elements a tile spans); fails naming both when it is beyond int64, which
+  /// no buffer spans (and which would be undefined to compute).
+  std::int64_t product(const char* what, const char* a_name, std::int64_t a, const char* b_name,
+                       std::int64_t b) const {
+    std::int64_t out = 0;
+    if (__builtin_mul_overflow(a, b, &out)) {
+      fail(std::string(what) + " args." + a_name + " * args." + b_name + " = " + std::to_string(a) +
+           " * " + std::to_string(b) + " elements, beyond int64");
+    }
+    return out;
+  }
   /// Non-null and aligned to `alignment` bytes.
   void pointer(const char* name, const void* p, std::size_t alignment,
                const char* why = "vector loads") const {
@@ -85,9 +96,17 @@ inline void check_disjoint_inter_states(const Guard& guard, int batch, int write
     guard.at_least(inner_name, inner, tile, std::string("one tile is ") + tile_text);
   }
   if (outer_count > 1) {
-    guard.at_least(outer_name, outer, inner * inner_count,
-                   std::string("the intermediate states must not overlap: ") + inner_name + " * " +
-                       std::to_string(inner_count));
+    std::int64_t span = 0;
+    // NOTE: a span past INT64_MAX is more than any stride can be (and the product is undefined).
+    const bool overflow = __builtin_mul_overflow(inner, inner_count, &span);
+    if (overflow || outer < span) {
+      const std::string count = std::to_string(inner_count);
+      guard.fail(std::string("args.") + outer_name + " is " + std::to_string(outer) +
+                 ", must be >= " +
+                 (overflow ? std::to_string(inner) + " * " + count + ", beyond int64"
+                           : std::to_string(span)) +
+                 " (the intermediate states must not overlap: " + inner_name + " * " + count + ")");
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/cli.hpp"
+#include "cli/precompile_model.hpp"
 #include "spec/family.hpp"
 #include "spec/field_values.hpp"
 #include "wyjit/error.hpp"
@@ -72,11 +73,11 @@ void resolve_families(PrecompileOptions& opt) {
         return std::find(opt.families.begin(), opt.families.end(), f) != opt.families.end();
       });
       if (built) continue;
-      throw UsageError(kCommand,
-                       fmt::format("{} selects {} variants, but --family is {}: add {} to "
-                                   "--family, or drop {}",
-                                   selector_text(s), join(have), join(opt.families), join(have),
-                                   s.option));
+      throw UsageError(
+          kCommand,
+          fmt::format("{} selects {} variants, but --family is {}: add {} to "
+                      "--family, or drop {}",
+                      selector_text(s), join(have), join(opt.families), join(have), s.option));
     }
     return;
   }
@@ -99,8 +100,8 @@ std::vector<std::string> parse_family_list(const std::string& text) {
     if (std::find(known.begin(), known.end(), item) == known.end()) {
       std::string allowed;
       for (const std::string& k : known) allowed += (allowed.empty() ? "" : ", ") + k;
-      throw UsageError(kCommand, fmt::format("bad value '{}' for --family: expected one of {}",
-                                             item, allowed));
+      throw UsageError(
+          kCommand, fmt::format("bad value '{}' for --family: expected one of {}", item, allowed));
     }
     if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
   }
@@ -152,6 +153,7 @@ PrecompileOptions parse_precompile_options(std::span<const std::string> args) {
       opt.json = true;
       continue;
     }
+    if (parse_model_option(reader, opt)) continue;
     custom = true;
     if (reader.option("--family", value)) {
       opt.families = parse_family_list(value);
@@ -160,7 +162,8 @@ PrecompileOptions parse_precompile_options(std::span<const std::string> args) {
     if (reader.option("--set", value)) {
       const std::size_t eq = value.find('=');
       if (eq == std::string::npos || eq == 0) {
-        throw UsageError(cmd, fmt::format("bad value '{}' for --set: expected FIELD=VALUES", value));
+        throw UsageError(cmd,
+                         fmt::format("bad value '{}' for --set: expected FIELD=VALUES", value));
       }
       const std::string field = value.substr(0, eq);
       opt.selectors.push_back({"--set " + field, field, value.substr(eq + 1)});
@@ -178,6 +181,10 @@ PrecompileOptions parse_precompile_options(std::span<const std::string> args) {
         opt.selectors.push_back({option, name, ""});
       } else if (reader.option(option, value)) {
         opt.selectors.push_back({option, name, value});
+      } else {
+        // NOTE: `--FIELD=` is neither form and consumes nothing: without this refusal the loop
+        // would read it forever.
+        throw UsageError(cmd, fmt::format("bad value '' for {}: expected VALUES", option));
       }
       continue;
     }

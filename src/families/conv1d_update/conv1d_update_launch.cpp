@@ -77,7 +77,9 @@ bool conv1d_take_narrow(const Conv1dUpdateSpec& spec, const Conv1dUpdateArgs& a)
       break;
   }
   const std::int64_t words = ceil_div(a.channels, 4 / dtype_size(spec.io));
-  return std::int64_t{a.batch} * words * spec.k <= 2 * kTargetThreads;
+  // NOTE: batch x words x K, divided rather than multiplied: with int32 batch and channels the
+  // product may be beyond int64 (batch x words is not).
+  return std::int64_t{a.batch} * words <= 2 * kTargetThreads / spec.k;
 }
 
 // The narrow path: a block owns a power of two of 4-byte words of channels and all K tokens of
@@ -113,9 +115,11 @@ Conv1dShape conv1d_shape(const Conv1dUpdateSpec& spec, const Conv1dUpdateArgs& a
   while (per_block * 2 * s.splits <= max_threads && per_block < groups) per_block *= 2;
   // NOTE: the window form with [channels][cols] tiles stages the block's rows in shared memory
   // (the kernel does so when the tiles are 16-byte aligned); rows too long for that go element
-  // by element.
+  // by element. The stride is bounded before it is multiplied: the check computes this shape
+  // before the stride guards, so any int64 may come in (the bytes are linear in the columns).
   s.image = spec.rollback == Rollback::window && a.state_col_stride == 1 &&
-            wyjit_kernels::conv1d_image_bytes(1, a.state_channel_stride) <= kMaxImageBytes;
+            a.state_channel_stride >= 0 &&
+            a.state_channel_stride <= kMaxImageBytes / wyjit_kernels::conv1d_image_bytes(1, 1);
   if (s.image) {
     while (per_block > 1 &&
            wyjit_kernels::conv1d_image_bytes(per_block, a.state_channel_stride) > kMaxImageBytes) {
@@ -235,11 +239,13 @@ void check_conv1d_update_args(const Conv1dUpdateSpec& spec, const Conv1dUpdateAr
   if (a.state_col_stride == 1) {
     guard.at_least("state_channel_stride", a.state_channel_stride, a.state_cols,
                    "[channels][state_cols] tiles: a channel's columns end before the next's");
-    tile = std::int64_t{a.channels} * a.state_channel_stride;
+    tile = guard.product("a tile spans", "channels", a.channels, "state_channel_stride",
+                         a.state_channel_stride);
   } else if (a.state_channel_stride == 1) {
     guard.at_least("state_col_stride", a.state_col_stride, a.channels,
                    "[state_cols][channels] tiles: a column's channels end before the next's");
-    tile = a.state_cols * a.state_col_stride;
+    tile = guard.product("a tile spans", "state_cols", a.state_cols, "state_col_stride",
+                         a.state_col_stride);
   } else {
     guard.fail("args.state_channel_stride is " + std::to_string(a.state_channel_stride) +
                " and args.state_col_stride is " + std::to_string(a.state_col_stride) +
