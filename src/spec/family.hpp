@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "spec/gdn_model.hpp"
 #include "wyjit/spec.hpp"
 
 namespace wyjit::detail {
@@ -46,6 +47,9 @@ class Family {
   /// The most dynamic shared memory a launch of role `role` asks for (the attribute a device
   /// needs beyond the default 48 KiB).
   virtual int max_dynamic_smem(const KernelSpec& spec, std::size_t role) const = 0;
+  /// The fields a GDN model's layers fix in this family's variants (`wyjit precompile --model`),
+  /// by field name; empty when the family has no part in such a model.
+  virtual std::vector<ModelFieldValue> model_values(const GdnModel& model) const = 0;
 };
 
 /// Every family, in KernelSpec's order.
@@ -103,6 +107,7 @@ struct FamilyDescription {
   void (*check)(const Spec&);
   std::string (*name_expression)(const Spec&, std::size_t role);
   int (*max_dynamic_smem)(const Spec&, std::size_t role);
+  std::vector<ModelFieldValue> (*model_values)(const GdnModel&) = nullptr;
 };
 
 template <class Spec>
@@ -129,6 +134,10 @@ class TypedFamily final : public Family {
   }
   int max_dynamic_smem(const KernelSpec& s, std::size_t role) const override {
     return d_.max_dynamic_smem(std::get<Spec>(s), role);
+  }
+  std::vector<ModelFieldValue> model_values(const GdnModel& model) const override {
+    if (d_.model_values == nullptr) return {};
+    return d_.model_values(model);
   }
 
  private:

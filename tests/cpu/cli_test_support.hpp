@@ -109,6 +109,6 @@ class TempCacheDir {
 
 inline constexpr const char* kVariant = "gdn_verify.k4.io_bf16.st_f32.strided.vk.d128";
 inline constexpr const char* kSmall =
-    "--arch sm_90 --family gdn_verify --k 1 --io f32 --addressing strided";
+    "--arch sm_90 --family gdn_verify --k 1 --io f32 --addressing strided --gating off";
 
 }  // namespace wyjit::cli_test

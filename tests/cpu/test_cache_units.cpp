@@ -166,17 +166,20 @@ TEST_CASE("standard matrix: gdn_verify, conv1d_update, gdn_replay, each family i
     return out;
   };
 
-  // gdn_verify: io f32, f16, bf16, state f32, layout vk, d128, no options.
+  // gdn_verify: io f32, f16, bf16, state f32, layout vk, d128, q and k normalised in the kernel
+  // (as every shipped model does), with and without fused gating.
   for (const GdnVerifySpec& s : gdn_specs) {
     CHECK(s.state == DType::f32);
     CHECK(s.layout == Layout::vk);
     CHECK(s.dk == 128);
     CHECK(s.dv == 128);
-    CHECK_FALSE(s.l2norm_qk);
-    CHECK_FALSE(s.fused_gating);
+    CHECK(s.l2norm_qk);
   }
   CHECK(modes_of(gdn_specs) == modes);
-  CHECK(gdn.size() == 17 * 3 * modes.size());
+  CHECK(gdn.size() == 17 * 3 * modes.size() * 2);
+  CHECK(std::count_if(gdn_specs.begin(), gdn_specs.end(), [](const GdnVerifySpec& s) {
+          return s.fused_gating;
+        }) == static_cast<std::ptrdiff_t>(gdn.size() / 2));
   REQUIRE_FALSE(gdn.empty());
   CHECK(gdn_specs.front().k == 1);
   CHECK(gdn_specs.front().io == DType::f32);

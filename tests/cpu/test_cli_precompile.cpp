@@ -59,7 +59,8 @@ TEST_CASE("cli: a bad --k value is a usage error naming the value", "[cli]") {
 TEST_CASE("cli: precompile compiles once, then finds the entry cached", "[cli]") {
   TempCacheDir cache;
   const std::string args =
-      "precompile --arch sm_90 --family gdn_verify --k 2 --io f32 --addressing strided " +
+      "precompile --arch sm_90 --family gdn_verify --k 2 --io f32 --addressing strided "
+      "--gating off " +
       cache.arg();
 
   const RunResult first = run_wyjit(args);
@@ -160,7 +161,8 @@ TEST_CASE("cli: precompile selects conv1d_update variants by family", "[cli]") {
       "--family gdn_verify,conv1d_update --k 1 --io f32 --addressing strided --layout kv "
       "--rollback window");
   CHECK(variants(both) == std::vector<std::string>{
-                              "gdn_verify.k1.io_f32.st_f32.strided.kv.d128",
+                              "gdn_verify.k1.io_f32.st_f32.strided.kv.d128.l2norm",
+                              "gdn_verify.k1.io_f32.st_f32.strided.kv.d128.l2norm.gating",
                               "conv1d_update.k1.io_f32.w4.wt_f32.window.strided.silu",
                           });
   CHECK(both.at("summary").at("cached") == 1);
@@ -168,7 +170,8 @@ TEST_CASE("cli: precompile selects conv1d_update variants by family", "[cli]") {
   // Only shared selectors: every family of the standard matrix, each with its standard values.
   const nlohmann::json shared = precompile("--k 2 --io bf16 --addressing slot");
   CHECK(variants(shared) == std::vector<std::string>{
-                                "gdn_verify.k2.io_bf16.st_f32.slot.vk.d128",
+                                "gdn_verify.k2.io_bf16.st_f32.slot.vk.d128.l2norm",
+                                "gdn_verify.k2.io_bf16.st_f32.slot.vk.d128.l2norm.gating",
                                 "conv1d_update.k2.io_bf16.w4.wt_bf16.intermediate.slot.silu",
                                 "conv1d_update.k2.io_bf16.w4.wt_bf16.window.slot.silu",
                                 "gdn_replay.k2.l16.io_bf16.st_f32.slot.vk.d128.l2norm",
@@ -192,7 +195,7 @@ TEST_CASE("cli: precompile selectors, plain progress lines off a terminal, --jso
   TempCacheDir cache;
   const RunResult r = run_wyjit(
       "precompile --arch sm_90 --family gdn_verify --k 3 --io f16 --addressing table,slot "
-      "--layout kv --dk 64 --dv 128 --l2norm -j 2 " +
+      "--layout kv --dk 64 --dv 128 --l2norm --gating off -j 2 " +
       cache.arg());
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -205,7 +208,7 @@ TEST_CASE("cli: precompile selectors, plain progress lines off a terminal, --jso
 
   const RunResult json = run_wyjit(
       "precompile --json --arch sm_90 --family gdn_verify --k 3 --io f16 --addressing "
-      "table,slot --layout kv --dk 64 --dv 128 --l2norm " +
+      "table,slot --layout kv --dk 64 --dv 128 --l2norm --gating off " +
       cache.arg());
   INFO(json.output);
   REQUIRE(json.status == 0);

@@ -18,6 +18,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/precompile_matrix.hpp"
+#include "cli/precompile_model.hpp"
 #include "compile/nvrtc_library.hpp"
 #include "wyjit/jit.hpp"
 
@@ -37,9 +38,15 @@ Targets:
   --arch A[,B...]     sm_XX (cubin), sm_XXa (arch-specific cubin) or compute_XX
                       (PTX); required, repeatable
 
-Variants: --all, or selectors. A selector not given takes the standard matrix's
-values for each family.
+Variants: --all, --model, or selectors. A selector not given takes the standard
+matrix's values for each family.
   --all               the standard matrix (the "standard" values below)
+  --model FILE        what the GDN layers of the model of a Hugging Face
+                      config.json run (Qwen3-Next, Qwen3.5): its dtype, head dims
+                      and conv width, q/k normalised and gates fused; selectors
+                      change the rest (--k 2-4, --gating off,on, --state bf16)
+  --tp LIST           with --model: tensor-parallel degrees that must split its
+                      heads evenly (default: 1); prints each rank's shapes
   --family LIST       the families to build (default: the families that have the
                       fields the selectors name, when not every family has them;
                       else every family)
@@ -52,6 +59,7 @@ Options:
                       $XDG_CACHE_HOME/wyjit, else ~/.cache/wyjit)
   -j, --jobs N        worker threads (default: hardware threads)
   --json              print one JSON document instead of progress
+  --dry-run           print the variants (and the model's shapes); compile nothing
   -h, --help          this text
 
 On a terminal a progress bar is drawn; otherwise one line per variant. The last
@@ -87,9 +95,8 @@ const char* status_name(Progress::Status s) {
 }
 
 // Every (target, variant) pair, validated before anything is compiled or written.
-std::vector<Job> make_jobs(const PrecompileOptions& opt) {
+std::vector<Job> make_jobs(const PrecompileOptions& opt, const std::vector<KernelSpec>& specs) {
   std::vector<Job> jobs;
-  const std::vector<KernelSpec> specs = selected_specs(opt);
   for (const KernelSpec& spec : specs) {
     try {
       validate_spec(spec);
@@ -104,6 +111,28 @@ std::vector<Job> make_jobs(const PrecompileOptions& opt) {
   return jobs;
 }
 
+// --dry-run: what would be compiled, for people or (--json) for programs.
+int print_dry_run(const PrecompileOptions& opt, const std::optional<ModelPlan>& plan,
+                  const std::vector<KernelSpec>& specs) {
+  if (opt.json) {
+    nlohmann::ordered_json doc;
+    doc["targets"] = nlohmann::ordered_json::array();
+    for (const Target& t : opt.targets) doc["targets"].push_back(t.name());
+    if (plan) doc["model"] = model_plan_json(*plan);
+    doc["variants"] = nlohmann::ordered_json::array();
+    for (const KernelSpec& spec : specs) doc["variants"].push_back(format_spec(spec));
+    fmt::print("{}\n", doc.dump(2));
+    return kExitOk;
+  }
+  if (plan) {
+    print_model_plan(*plan);
+  } else {
+    fmt::print("{} variants\n", specs.size());
+  }
+  for (const KernelSpec& spec : specs) fmt::print("  {}\n", format_spec(spec));
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_precompile(std::span<const std::string> args) {
@@ -114,7 +143,12 @@ int run_precompile(std::span<const std::string> args) {
     return kExitOk;
   }
   const PrecompileOptions opt = parse_precompile_options(args);
-  const std::vector<Job> jobs = make_jobs(opt);
+  check_model_options(opt);
+  std::optional<ModelPlan> plan;
+  if (!opt.model.empty()) plan = plan_model(opt);
+  const std::vector<KernelSpec> specs = plan ? plan->specs : selected_specs(opt);
+  const std::vector<Job> jobs = make_jobs(opt, specs);
+  if (opt.dry_run) return print_dry_run(opt, plan, specs);
   // NOTE: every variant's cache key names the NVRTC build, so even a fully cached matrix needs it.
   if (const std::string& why = detail::nvrtc_library().error; !why.empty()) {
     fmt::print(stderr, "wyjit precompile: {}", why);
@@ -135,6 +169,8 @@ int run_precompile(std::span<const std::string> args) {
                root.reason);
     return kExitFailure;
   }
+
+  if (plan && !opt.json) print_model_plan(*plan);
 
   std::size_t target_width = 0;
   for (const Target& t : opt.targets) target_width = std::max(target_width, t.name().size());
@@ -201,6 +237,7 @@ int run_precompile(std::span<const std::string> args) {
     doc["nvrtc_version"] = nvrtc_version_text();
     doc["cache_dir"] = jit->cache_dir();
     doc["jobs"] = opt.jobs;
+    if (plan) doc["model"] = model_plan_json(*plan);
     doc["results"] = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const Outcome& o = outcomes[i];

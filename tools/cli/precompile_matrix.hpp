@@ -31,6 +31,14 @@ struct PrecompileOptions {
   /// have name, else every family). Never empty after parse_precompile_options.
   std::vector<std::string> families;
   std::vector<FieldSelector> selectors;
+
+  /// `--model config.json`: the variants that model's GDN layers need (precompile_model.hpp),
+  /// the selectors narrowing or extending what the model leaves open; empty: none.
+  std::string model;
+  /// `--tp LIST`: the tensor-parallel degrees the model must split into (default: 1).
+  std::vector<int> tps;
+  /// `--dry-run`: print the variants and compile nothing.
+  bool dry_run = false;
 };
 
 /// Parses `precompile`'s arguments (not --help). Throws UsageError naming the option and the

@@ -3,6 +3,7 @@
 // kernel source and its two kernels (wide and narrow).
 #include <array>
 #include <string>
+#include <vector>
 
 #include "conv1d_update/conv1d_update_params.cuh"
 #include "spec/family.hpp"
@@ -119,6 +120,19 @@ std::string name_expression(const Conv1dUpdateSpec& s, std::size_t role) {
 // plan sizes them so); the narrow one has none.
 int max_dynamic_smem(const Conv1dUpdateSpec&, std::size_t) { return 0; }
 
+// A GDN model's short convolution over q, k and v: in the model's dtype with its weights (the
+// checkpoint's conv1d.weight), of its kernel width, SiLU after it and no bias
+// (nn.Conv1d(..., bias=False) in Qwen3-Next's and Qwen3.5's GDN layers).
+std::vector<detail::ModelFieldValue> model_values(const detail::GdnModel& m) {
+  return {
+      {"io", static_cast<int>(m.dtype.value), m.dtype.source(), true},
+      {"weight", static_cast<int>(m.dtype.value), m.dtype.source(), true},
+      {"width", m.conv_kernel.value, m.conv_kernel.source(), true},
+      {"bias", 0, "every GDN layer's convolution has no bias", false},
+      {"silu", 1, "every GDN layer applies SiLU after its convolution", false},
+  };
+}
+
 }  // namespace
 
 const char* to_string(Rollback r) noexcept {
@@ -136,6 +150,7 @@ const detail::Family& Conv1dUpdateSpec::family() noexcept {
       .check = check,
       .name_expression = name_expression,
       .max_dynamic_smem = max_dynamic_smem,
+      .model_values = model_values,
   });
   return kFamily;
 }

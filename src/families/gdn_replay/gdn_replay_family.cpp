@@ -4,6 +4,7 @@
 #include <array>
 #include <string>
 
+#include "families/gdn_common/gdn_model_fields.hpp"
 #include "families/gdn_common/gdn_tokens.hpp"
 #include "gdn_replay/gdn_replay_params.cuh"
 #include "spec/family.hpp"
@@ -151,6 +152,7 @@ const detail::Family& GdnReplaySpec::family() noexcept {
       .check = check,
       .name_expression = name_expression,
       .max_dynamic_smem = max_dynamic_smem,
+      .model_values = detail::gdn_model_values,
   });
   return kFamily;
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <string>
 
+#include "families/gdn_common/gdn_model_fields.hpp"
 #include "families/gdn_common/gdn_tokens.hpp"
 #include "gdn_verify/gdn_verify_params.cuh"
 #include "spec/family.hpp"
@@ -20,6 +21,9 @@ constexpr std::array kHeadDims = {64, 128, 256};
 constexpr std::array<std::string_view, 1> kRoles = {"verify"};
 
 // gdn_verify.kK.io_T.st_T.addressing.layout.dD[.l2norm][.gating]
+// NOTE: the standard matrix normalises q and k in the kernel, as every shipped model's layers do
+// (Qwen3-Next, Qwen3.5), with fused gating (SGLang's convention) and without (vLLM computes g
+// and beta before its kernel); io in every dtype, f32 state, vk, d128.
 constexpr std::array<FieldDef<GdnVerifySpec>, 9> kFields = {
     field<&GdnVerifySpec::k>({.name = "k",
                               .label = "K",
@@ -79,11 +83,13 @@ constexpr std::array<FieldDef<GdnVerifySpec>, 9> kFields = {
                                       .label = "l2norm",
                                       .kind = FieldKind::flag,
                                       .spelling = "l2norm",
+                                      .standard = "on",
                                       .doc = "normalise q and k rows in the kernel"}),
     field<&GdnVerifySpec::fused_gating>({.name = "gating",
                                          .label = "gating",
                                          .kind = FieldKind::flag,
                                          .spelling = "gating",
+                                         .standard = "off,on",
                                          .doc = "g and beta from raw a, b, A_log, dt_bias"}),
 };
 
@@ -120,6 +126,7 @@ const detail::Family& GdnVerifySpec::family() noexcept {
       .check = check,
       .name_expression = name_expression,
       .max_dynamic_smem = max_dynamic_smem,
+      .model_values = detail::gdn_model_values,
   });
   return kFamily;
 }
