@@ -61,6 +61,9 @@ class PreparedLaunch:
     strides and device of the one it replaces. `stream` as in the one-shot launch (None: the
     legacy default stream; an int is the cheapest). `check(**arrays)` does the same without a
     GPU, running the library's check instead of the launch.
+
+    NOTE: one thread at a time: a call writes the kept struct (as an engine's step loop does;
+    prepare one launch per thread otherwise).
     """
 
     def __init__(self, launch: Launch, target: "Kernel | Spec | str", arguments: dict):

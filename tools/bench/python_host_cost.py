@@ -141,7 +141,7 @@ def time_case(case: Case, make: Make, repeats: int, target_ms: float) -> dict:
         "prepared py": lambda: python_only.check(**step),
         "idle": lambda: prepared.check(),
     }
-    if c_swap is not None and prepared._c_swap(c_swap, step) >= 0:
+    if c_swap is not None and step and prepared._c_swap(c_swap, step) >= 0:
         fns["swap C"] = lambda: prepared._c_swap(c_swap, step)
         fns["prepared C"] = lambda: prepared.check(**step)
     t = per_call(fns, repeats, target_ms)
