@@ -2,6 +2,7 @@
 // NVRTC opened at run time: the search order, what this process loaded, the wheel folder a
 // binding passes, the C API's report, and what `wyjit info` and `precompile` say about it.
 #include <cuda.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -156,9 +157,12 @@ TEST_CASE("cli: info names the NVRTC in use and the rule that chose it", "[cli][
       wheel.output,
       Catch::Contains("nvrtc chosen by: nvidia-cuda-nvrtc wheel, found by the Python package"));
 
-  // A file of that name that is no NVRTC is passed over, with why, and the search goes on.
+  // A file of that name that is no NVRTC (here the C library, which every build tree has) is
+  // passed over, with why, and the search goes on.
+  Dl_info libc{};
+  REQUIRE(::dladdr(reinterpret_cast<void*>(&::getpid), &libc) != 0);
   TempCacheDir fake;
-  fs::create_symlink(WYJIT_BINARY_DIR "/lib/libwyjit.so", fake.path() / kFile);
+  fs::create_symlink(fs::canonical(libc.dli_fname), fake.path() / kFile);
   const wyjit::cli_test::RunResult passed =
       run_wyjit("info", "WYJIT_NVRTC_WHEEL_DIR=" + shell_quote(fake.path().string()));
   INFO(passed.output);
