@@ -160,8 +160,12 @@ def make(placed: list[Placed], slots: dict[str, Slot], args: ctypes.Structure,
         shape = tuple(d.shape[i] for i in range(d.ndim))
         strides = (tuple(d.strides[i] for i in range(d.ndim)) if d.strides
                    else tuple(_compact(shape)))
+        # NOTE: a framework may describe the stride of a size-1 dim as it likes (torch makes
+        # some canonical); such a dim is never stepped along, so a new array that differs from
+        # the prepared one only there addresses the same memory. Described otherwise here, the
+        # argument stays on the Python path.
         if (d.data or 0) + d.byte_offset != a.ptr or shape != a.shape or strides != a.strides:
-            continue  # described otherwise than the Python checks read it: keep those
+            continue
         kept_shape = (ctypes.c_int64 * max(1, d.ndim))(*shape)
         kept_strides = (ctypes.c_int64 * max(1, d.ndim))(*strides)
         expected = DLTensor(None, d.device_type, d.device_id, d.ndim, d.dtype_code,
