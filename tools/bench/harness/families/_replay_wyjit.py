@@ -118,8 +118,12 @@ class _ReplayBound(ReplayBound):
                          f"verify + commit/{p.layers}; fp32 log of {p.L} entries", device)
 
     def arrays(self, x: Any, layers: int, history: bool) -> dict[str, Any]:
+        import torch
+
         s = x.state if self.r.layout == "vk" else x.state.transpose(-1, -2)
-        return addressed(self.r.addressing, s.contiguous(), log_tile(self.p, x, history),
+        # NOTE: a copy: the folds write the checkpoint, never the inputs other runners read.
+        return addressed(self.r.addressing, s.clone(memory_format=torch.contiguous_format),
+                         log_tile(self.p, x, history),
                          self.wyjit)
 
     def tokens(self, t: Any) -> dict[str, Any]:

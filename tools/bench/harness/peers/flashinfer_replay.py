@@ -94,7 +94,8 @@ class _Bound(ReplayBound):
             k = torch.zeros((n, p.hk, RING, p.dk), device=dev)
             u = torch.zeros((n, p.hv, RING, p.dv), device=dev)
             G = torch.zeros((n, p.hv, RING), device=dev)
-        return {"h0": x.state.contiguous(), "k": k.to(io).contiguous(),
+        # NOTE: copies: the folds write the checkpoint, never the inputs other runners read.
+        return {"h0": x.state.clone(), "k": k.to(io).contiguous(),
                 "u": u.to(io).contiguous(), "G": G.float().contiguous()}
 
     def tokens(self, t: Any) -> dict[str, Any]:

@@ -93,7 +93,8 @@ class _Bound(ReplayBound):
         p, n, L, dev, io = self.p, self.p.n, self.rl.ring, x.q.device, x.q.dtype
 
         def stack(t: Any) -> Any:
-            return t.unsqueeze(0).expand(layers, *t.shape).contiguous()
+            # NOTE: a copy even for one layer: the folds write the checkpoint, never the inputs.
+            return t.unsqueeze(0).repeat(layers, *([1] * t.dim()))
 
         u = x.hist_u[:, :L].permute(0, 2, 1, 3) if history else \
             torch.zeros((n, p.hv, L, p.dv), device=dev)

@@ -145,7 +145,8 @@ class _Bound(ReplayBound):
         p, n, dev, io = self.p, self.p.n, x.q.device, x.q.dtype
 
         def stack(t: Any) -> Any:
-            return t.unsqueeze(0).expand(layers, *t.shape).contiguous()
+            # NOTE: a copy even for one layer: the folds write the checkpoint, never the inputs.
+            return t.unsqueeze(0).repeat(layers, *([1] * t.dim()))
 
         if history:  # rows 0..15 are buffer 0, rows 16..31 buffer 1
             u = x.hist_u[:, :2 * HIST].reshape(n, 2, HIST, p.hv, p.dv)
