@@ -38,6 +38,12 @@ class ReplayBound:
                           for i in range(traj.steps)]
             self.acc = [torch.tensor(a, dtype=torch.int32, device=device) for a in traj.accepted]
 
+    def stream(self) -> Any:
+        """The launch stream: torch's current one (None for the CPU tests' stand-ins)."""
+        import torch
+
+        return None if self.device == "cpu" else torch.cuda.current_stream()
+
     # ---- the kernel's hooks ----
     def arrays(self, x: Any, layers: int, history: bool) -> dict[str, Any]:
         """Checkpoint and log of every sequence (layers > 1: a stack, for per-step folds),

@@ -55,7 +55,7 @@ def token_kwargs(p: Any, t: Any) -> dict[str, Any]:
     return kw
 
 
-def addressed(addressing: str, ckpt: Any, log: Any, wyjit: Any) -> dict[str, Any]:
+def addressed(addressing: str, ckpt: Any, log: Any, wyjit: Any, stream: Any) -> dict[str, Any]:
     """The checkpoint and log references of one launch: strided tensors; two one-tile
     TableStagers; or pools with slot b+1 for sequence b (slot 0 left unused, so a slot index
     is never the row index) and the fold written to the slot it read."""
@@ -66,9 +66,10 @@ def addressed(addressing: str, ckpt: Any, log: Any, wyjit: Any) -> dict[str, Any
         return {"kw": {"state": ckpt, "log": log}, "ckpt": ckpt, "keep": []}
     if addressing == "table":
         st, lt = wyjit.TableStager(1, n), wyjit.TableStager(1, n)
-        st.stage([ckpt[b] for b in range(n)], stream=torch.cuda.current_stream())
-        lt.stage([log[b] for b in range(n)], stream=torch.cuda.current_stream())
-        torch.cuda.synchronize()  # the stagers copy their host arrays asynchronously
+        st.stage([ckpt[b] for b in range(n)], stream=stream)
+        lt.stage([log[b] for b in range(n)], stream=stream)
+        if ckpt.is_cuda:
+            torch.cuda.synchronize()  # the stagers copy their host arrays asynchronously
         return {"kw": {"tables": st, "log_tables": lt}, "ckpt": ckpt, "keep": [log]}
     if addressing == "slot":
         pool = torch.zeros((n + 1, *ckpt.shape[1:]), dtype=ckpt.dtype, device=ckpt.device)
@@ -123,8 +124,7 @@ class _ReplayBound(ReplayBound):
         s = x.state if self.r.layout == "vk" else x.state.transpose(-1, -2)
         # NOTE: a copy: the folds write the checkpoint, never the inputs other runners read.
         return addressed(self.r.addressing, s.clone(memory_format=torch.contiguous_format),
-                         log_tile(self.p, x, history),
-                         self.wyjit)
+                         log_tile(self.p, x, history), self.wyjit, self.stream())
 
     def tokens(self, t: Any) -> dict[str, Any]:
         return token_kwargs(self.p, t)
@@ -136,16 +136,12 @@ class _ReplayBound(ReplayBound):
         return torch.tensor(rows, dtype=torch.int32, device=self.device)
 
     def launch(self, arr: dict[str, Any], tok: dict[str, Any], cur: Any) -> None:
-        import torch
-
-        self.wyjit.gdn_replay_verify(self.kernel, stream=torch.cuda.current_stream(),
-                                     cursor=cur, **tok, **arr["kw"])
+        self.wyjit.gdn_replay_verify(self.kernel, stream=self.stream(), cursor=cur, **tok,
+                                     **arr["kw"])
 
     def commit(self, arr: Optional[dict[str, Any]], cur: Any, acc: Any) -> None:
-        import torch
-
-        self.wyjit.gdn_replay_commit(self.kernel, stream=torch.cuda.current_stream(),
-                                     batch=self.p.n, cursor=cur, accepted=acc)
+        self.wyjit.gdn_replay_commit(self.kernel, stream=self.stream(), batch=self.p.n,
+                                     cursor=cur, accepted=acc)
 
     def output(self, tok: dict[str, Any]) -> Any:
         return tok["out"].float()
@@ -160,16 +156,16 @@ class _ReplayBound(ReplayBound):
             kw["out"] = out
         elif self.r.addressing == "table":
             ot = self.wyjit.TableStager(1, p.n)
-            ot.stage([out[b] for b in range(p.n)], stream=torch.cuda.current_stream())
+            ot.stage([out[b] for b in range(p.n)], stream=self.stream())
             kw["out_tables"] = ot
         else:
             pool = torch.zeros((p.n + 1, *out.shape[1:]), dtype=out.dtype, device=out.device)
             kw.update(out=pool, out_slot=torch.arange(1, p.n + 1, dtype=torch.int32,
                                                       device=out.device))
-        self.wyjit.gdn_replay_materialize(self.kernel, stream=torch.cuda.current_stream(),
-                                          batch=p.n, num_k_heads=p.hk, num_v_heads=p.hv,
-                                          cursor=cur, **kw)
-        torch.cuda.synchronize()
+        self.wyjit.gdn_replay_materialize(self.kernel, stream=self.stream(), batch=p.n,
+                                          num_k_heads=p.hk, num_v_heads=p.hv, cursor=cur, **kw)
+        if out.is_cuda:
+            torch.cuda.synchronize()
         s = kw["out"][1:] if self.r.addressing == "slot" else out
         return (s if self.r.layout == "vk" else s.transpose(-1, -2)).double()
 
