@@ -22,7 +22,7 @@ import dataclasses
 import functools
 import itertools
 import math
-from typing import Any, Optional
+from typing import Any
 
 from . import _replay_cursors as cursors
 from . import gdn_verify as gv

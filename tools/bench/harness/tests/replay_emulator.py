@@ -110,7 +110,8 @@ class FakeWyjit:
             return kw["tables"].staged[b], dst, kw["log_tables"].staged[b]
         r = int(kw["read_slot"][b])
         w = int(kw["out_slot"][b]) if out else int(kw["write_slot"][b])
-        return kw["state"][r], (kw["out"] if out else kw["state"])[w], kw["log"][int(kw["log_slot"][b])]
+        log = kw["log"][int(kw["log_slot"][b])]
+        return kw["state"][r], (kw["out"] if out else kw["state"])[w], log
 
     def _log(self, tile: Any) -> tuple[Any, Any, Any]:
         p, L = self.p, self.p.L

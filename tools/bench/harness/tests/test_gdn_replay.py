@@ -152,7 +152,8 @@ def test_memory_per_sequence_and_layer():
 def test_skip_reasons():
     by = {r.key: r for r in fam.runners(cli.parse_args(["--family", "gdn_replay"]))}
     f32, bf16 = fam.Point(k=4, n=1), fam.Point(k=4, n=1, state="bf16")
-    assert by["flashinfer_replay"].skip_reason(f32) and by["flashinfer_replay"].skip_reason(bf16) is None
+    fi = by["flashinfer_replay"]
+    assert fi.skip_reason(f32) and fi.skip_reason(bf16) is None
     assert by["flashinfer_replay"].skip_reason(fam.Point(k=2, n=1, state="bf16"))
     assert by["trtllm_replay"].skip_reason(fam.Point(k=16, n=1))
     assert by["trtllm_replay"].skip_reason(fam.Point(k=8, n=1)) is None
@@ -248,7 +249,9 @@ def test_the_report_has_the_parts_memory_and_folds():
                           "min_calls": 16}, [pt], [rec])
     doc["notes_md"] = fam.notes_md([pt])
     md = report.markdown(doc)
-    assert "| 4 | 16 | 8,388,608 | 2,494,464 | 2,295,808 | 2,494,464 | 2,492,416 | 8,388,608 |" in md
+    # K, L, classic, then vLLM, SGLang, TRT-LLM, wyjit replay, wyjit classic (FlashInfer skips)
+    assert ("| 4 | 16 | 8,388,608 | 2,494,464 | 2,295,808 | 2,494,464 | 2,492,416 | 8,388,608 |"
+            in md)
     assert "| 4 | 8 | " in md and "% |" in md
     json.loads(report.to_json(doc))
 

@@ -45,7 +45,8 @@ def test_inputs_carry_a_history_of_the_right_shapes():
     x = fam.make_inputs(SMALL, 5, device="cpu")
     y = fam.make_inputs(SMALL, 5, device="cpu")
     t = gv.make_inputs(SMALL.classic(), 5, device="cpu")
-    assert torch.equal(x.q, t.q) and torch.equal(x.state, t.state) and torch.equal(x.hist_u, y.hist_u)
+    assert torch.equal(x.q, t.q) and torch.equal(x.state, t.state)
+    assert torch.equal(x.hist_u, y.hist_u)
     assert x.hist_k.shape == (3, 32, 2, 16) and x.hist_u.shape == (3, 32, 4, 8)
     assert x.hist_g.shape == (3, 32, 4) and (x.hist_g < 0).all()
     assert torch.allclose(x.hist_k.norm(dim=-1), torch.ones(3, 32, 2))
@@ -80,7 +81,8 @@ def test_the_reference_matches_the_replay_route():
 def test_s_cur_takes_per_token_and_cumulative_logs_alike():
     g = -torch.rand(2, 4, 5, dtype=torch.float64)
     h0 = torch.randn(2, 4, 8, 16, dtype=torch.float64)
-    u, k = torch.randn(2, 4, 5, 8, dtype=torch.float64), torch.randn(2, 2, 5, 16, dtype=torch.float64)
+    u = torch.randn(2, 4, 5, 8, dtype=torch.float64)
+    k = torch.randn(2, 2, 5, 16, dtype=torch.float64)
     pos = [[3, 4, 0], [1]]
     a = s_cur(h0, u, k, g, pos, cumulative=False)
     G = torch.zeros_like(g)
@@ -97,10 +99,12 @@ def test_the_wyjit_log_tile_is_the_headers_layout():
     tile = wy.log_tile(p, x, True)
     assert tile.shape == (3, p.L * p.entry_floats) and tile.dtype == torch.float32
     kk, uu = p.L * p.hk * p.dk, p.L * p.hv * p.dv
-    j, b = 5, 1  # entry j: k at [j][HK*dk], u at L*HK*dk + [j][HV*dv], G at L*(HK*dk+HV*dv) + [j][HV]
+    # entry j: k at [j][HK*dk], u at L*HK*dk + [j][HV*dv], G at L*(HK*dk + HV*dv) + [j][HV]
+    j, b = 5, 1
     assert torch.equal(tile[b, j * 32:(j + 1) * 32], x.hist_k[b, j].reshape(-1))
     assert torch.equal(tile[b, kk + j * 32:kk + (j + 1) * 32], x.hist_u[b, j].reshape(-1))
-    assert torch.allclose(tile[b, kk + uu + j * 4:kk + uu + (j + 1) * 4], x.hist_g[b, :j + 1].sum(0))
+    G = tile[b, kk + uu + j * 4:kk + uu + (j + 1) * 4]
+    assert torch.allclose(G, x.hist_g[b, :j + 1].sum(0))
     assert not wy.log_tile(p, x, False).any()
 
 
@@ -197,7 +201,8 @@ def test_the_flashinfer_commit_follows_its_rule():
     cur = bound.cursors(t.base[0], t.length[0], t.fold[0])
     for i in range(t.steps - 1):
         bound.commit(None, cur, bound.acc[i])
-        assert cur["len"].tolist() == list(t.length[i + 1]) and cur["base"].tolist() == list(t.base[i + 1])
+        assert cur["len"].tolist() == list(t.length[i + 1])
+        assert cur["base"].tolist() == list(t.base[i + 1])
 
 
 def test_the_vllm_and_sglang_calls():
