@@ -9,6 +9,9 @@ namespace {
 std::unique_ptr<Buffer> uploaded(const std::vector<std::int32_t>& values) {
   auto b = std::make_unique<Buffer>(values.size() * sizeof(std::int32_t));
   WYJIT_CU_CHECK(cuMemcpyHtoD(b->ptr, values.data(), values.size() * sizeof(std::int32_t)));
+  // NOTE: from pageable memory the copy may return before its DMA lands, and the benchmarks
+  // launch on a non-blocking stream, which does not wait for the legacy stream.
+  WYJIT_CU_CHECK(cuStreamSynchronize(nullptr));
   return b;
 }
 

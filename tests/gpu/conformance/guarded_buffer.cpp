@@ -20,6 +20,8 @@ GuardedBuffer::GuardedBuffer(std::size_t bytes, std::size_t guard)
   if (guard > 0) {
     WYJIT_CU_CHECK(cuMemcpyHtoD(memory_.address(), pattern_.data(), guard));
     WYJIT_CU_CHECK(cuMemcpyHtoD(memory_.address() + guard + bytes, pattern_.data() + guard, guard));
+    // NOTE: a pageable copy may still be in flight on return (DeviceBuffer::upload says why).
+    WYJIT_CU_CHECK(cuStreamSynchronize(nullptr));
   }
 }
 

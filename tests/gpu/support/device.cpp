@@ -85,7 +85,13 @@ void DeviceBuffer::upload(const std::vector<std::uint8_t>& host) {
     throw std::runtime_error("upload of " + std::to_string(host.size()) +
                              " bytes into a buffer of " + std::to_string(bytes_));
   }
-  if (bytes_ > 0) WYJIT_CU_CHECK(cuMemcpyHtoD(ptr_, host.data(), bytes_));
+  if (bytes_ == 0) return;
+  WYJIT_CU_CHECK(cuMemcpyHtoD(ptr_, host.data(), bytes_));
+  // NOTE: from pageable memory cuMemcpyHtoD may return before its DMA lands, and the tests
+  // launch on non-blocking streams, which do not wait for the legacy stream: a kernel could
+  // read the previous contents (seen: a replay commit read the previous step's accepted
+  // counts while other test processes kept the GPU busy).
+  WYJIT_CU_CHECK(cuStreamSynchronize(nullptr));
 }
 
 std::vector<std::uint8_t> DeviceBuffer::download() const {

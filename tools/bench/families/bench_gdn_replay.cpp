@@ -146,6 +146,7 @@ int run(int argc, char** argv) {
         a.cursor_stride = 2;
         keep.push_back(std::move(cursor));
       }
+      WYJIT_CU_CHECK(cuStreamSynchronize(nullptr));  // the pageable copies above have landed
       const double verify_us = graph_us_per_call(stream, sets, replays, [&](int i) {
         launch_gdn_replay_verify(kernel, args[static_cast<std::size_t>(i)], stream);
       });
@@ -156,6 +157,7 @@ int run(int argc, char** argv) {
       std::vector<std::int32_t> ones(static_cast<std::size_t>(N), 1);
       auto accepted = std::make_unique<Buffer>(std::size_t(N) * 4);
       WYJIT_CU_CHECK(cuMemcpyHtoD(accepted->ptr, ones.data(), ones.size() * 4));
+      WYJIT_CU_CHECK(cuStreamSynchronize(nullptr));
       GdnReplayCommitArgs c;
       c.batch = N;
       c.k = K;
