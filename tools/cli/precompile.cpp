@@ -27,7 +27,7 @@ namespace wyjit::cli {
 namespace {
 
 constexpr const char* kPrecompileHelp =
-    R"(Usage: wyjit precompile --arch A [--arch B ...] [--all | selectors] [options]
+    R"(Usage: wyjit precompile --arch A [--arch B ...] [--all | --model FILE | selectors] [options]
 
 Compiles every variant of a matrix for every target into the writable cache root,
 so that an engine finds its binaries without NVRTC. Needs no GPU. Variants already
