@@ -36,6 +36,15 @@
 extern "C" {
 #endif
 
+/** Which of a gdn_replay variant's two verify kernels a launch runs. Both compute the contract
+ *  in fp32 (outputs and log entries agree to rounding, not bit for bit); they differ in how the
+ *  work is spread. The kv layout has only the WY form, which every value then selects. */
+typedef enum wyjit_gdn_replay_path {
+  WYJIT_GDN_REPLAY_PATH_AUTOMATIC = 0, /**< WY for K <= 4 and batch*HV >= 1024, else in turn */
+  WYJIT_GDN_REPLAY_PATH_IN_TURN = 1,   /**< S_cur in registers, the tokens one after another */
+  WYJIT_GDN_REPLAY_PATH_WY = 2         /**< the WY form on S0 and the log, K x K solve */
+} wyjit_gdn_replay_path;
+
 /** Arguments of one gdn_replay verify (one layer, one step). Row (b, t) of q/k/v/g/beta/out is
  *  b*K + t; strides are in elements. Fields a variant does not use are ignored. */
 typedef struct wyjit_gdn_replay_verify_args {
@@ -74,6 +83,8 @@ typedef struct wyjit_gdn_replay_verify_args {
   wyjit_state_refs log;
   const int32_t* cursor WYJIT_DEFAULT(nullptr); /**< [batch][cursor_stride] {base, len} */
   int64_t cursor_stride WYJIT_DEFAULT(0);       /**< >= 2 */
+  /** wyjit_gdn_replay_path: automatic unless measuring or testing one of the kernels */
+  int32_t path WYJIT_DEFAULT(WYJIT_GDN_REPLAY_PATH_AUTOMATIC);
 } wyjit_gdn_replay_verify_args;
 
 /** Arguments of one commit: every layer's cursors at once (they share one cursor per

@@ -14,7 +14,7 @@
 namespace wyjit_kernels {
 
 template <int K_, int L_, int Dk_, int Dv_, typename TIo_, typename TState_, int Layout_,
-          int Addressing_, bool L2Norm_, bool Gating_>
+          int Addressing_, bool L2Norm_, bool Gating_, int Path_>
 struct GdnReplayConfig {
   using TIo = TIo_;
   using TState = TState_;
@@ -26,11 +26,12 @@ struct GdnReplayConfig {
   static constexpr int kAddressing = Addressing_;
   static constexpr bool kL2Norm = L2Norm_;
   static constexpr bool kGating = Gating_;
+  static constexpr int kPath = Path_;  // kReplayInTurn or kReplayWy (the verify's form)
 
   static constexpr int kThreads = gdn_threads();
   static constexpr int kWarps = kThreads / 32;
-  static constexpr int kCols = gdn_replay_block_cols(kDk, kDv, kLayout);  // value columns a block
-  static constexpr int kStrips = kDv / kCols;                             // blocks per head
+  static constexpr int kCols = gdn_replay_block_cols(kDk, kDv, kLayout, kPath);  // columns a block
+  static constexpr int kStrips = kDv / kCols;                                    // blocks per head
   static constexpr int kPadDk = gdn_padded_dk(kDk);  // smem row pitch of k rows
   static constexpr int kLanesPerCol = kLayout == kLayoutVK ? kThreads / kCols : 1;
   static constexpr int kElems = kCols * kDk / kThreads;  // state elements per thread
@@ -41,6 +42,7 @@ struct GdnReplayConfig {
   static_assert((kL & (kL - 1)) == 0, "L is a power of two (positions wrap with a mask)");
   static_assert(kDv % kCols == 0, "dv must be a multiple of the block's column strip");
   static_assert(kElems % 4 == 0, "state elements per thread come in fours");
+  static_assert(kPath == gdn_replay_path(kLayout, kPath), "kv has only the WY form");
 };
 
 /// The live log of one sequence as a verify sees it: where it starts, how long it is, and
@@ -81,7 +83,8 @@ struct GdnLogTile {
   }
 };
 
-/// A verify block's shared memory, carved once (sizes: gdn_replay_verify_smem_bytes).
+/// A verify block's shared memory, carved once (sizes: gdn_replay_verify_smem_bytes). In turn
+/// uses tok and the live log (lk, lu, lw) only: the pointers past them lie outside its allocation.
 template <class C>
 struct GdnReplayShared {
   GdnTokenShared tok;  // the K tokens (k, q, gates, v strip)

@@ -27,30 +27,48 @@ WYJIT_HOST_DEVICE constexpr long long gdn_replay_log_floats(int L, int dk, int d
          (static_cast<long long>(hk) * dk + static_cast<long long>(hv) * dv + hv);
 }
 
-/// Value columns one block owns. vk: 64 state elements a thread (4x the classic verify's), so
-/// that the work every block of a head repeats (the tokens, the K x K and log dots, the solve) is
-/// shared by as many columns as the registers allow; kv: a lane a column, as the classic WY form.
-WYJIT_HOST_DEVICE constexpr int gdn_replay_block_cols(int dk, int dv, int layout) {
-  return layout == kLayoutVK ? (8192 / dk < dv ? 8192 / dk : dv) : 32;
+/// How a verify solves its tokens (one kernel each): in turn on S_cur formed in registers (vk
+/// only), or in the WY form on S0 and the log's dots without forming S_cur (both layouts).
+constexpr int kReplayInTurn = 0;
+constexpr int kReplayWy = 1;
+
+/// Value columns one block owns. In turn (vk): 32 state elements a thread (twice the classic
+/// verify's), so that what every block of a head repeats (loading the tokens and the live log,
+/// normalising q and k) is shared by more columns. WY, vk: 64 elements a thread, so that its
+/// K x K and log dots and its solve are repeated by fewer blocks; kv: a lane a column, as the
+/// classic WY form. Commit and materialize take the in-turn value (kv: the WY one).
+WYJIT_HOST_DEVICE constexpr int gdn_replay_block_cols(int dk, int dv, int layout, int path) {
+  const int per_block = layout == kLayoutVK ? (path == kReplayWy ? 8192 : 4096) / dk : 32;
+  return layout == kLayoutVK && per_block > dv ? dv : per_block;
 }
 
-/// Dynamic shared memory of a verify block, in bytes (the carve-up is GdnReplayShared).
+/// The verify kernel a layout has for `path`: kv has only the WY form.
+WYJIT_HOST_DEVICE constexpr int gdn_replay_path(int layout, int path) {
+  return layout == kLayoutVK ? path : kReplayWy;
+}
+
+/// Dynamic shared memory of a verify block, in bytes (the carve-up is GdnReplayShared; in turn
+/// uses only the tokens and the live log, the WY form also its scalars and strips).
 WYJIT_HOST_DEVICE constexpr int gdn_replay_verify_smem_bytes(int K, int L, int dk, int dv,
-                                                             int layout) {
-  const int cols = gdn_replay_block_cols(dk, dv, layout);
+                                                             int layout, int path) {
+  const int cols = gdn_replay_block_cols(dk, dv, layout, path);
   const int pdk = gdn_padded_dk(dk);
-  const int floats = 2 * (K + 1) * pdk + 4 * K + K * cols  // the tokens: k, q, gates, v strip
-                     + L * pdk + L * cols + L              // the live log: k, u strip, weights
-                     + 2 * L * K                           // log dots k_j.k_t, k_j.q_t
-                     + 4 * K * K + 3 * K * cols            // the K x K solve, p, r, u strips
-                     + (layout == kLayoutKV ? (gdn_threads() / 32) * 2 * K * cols : 0);
+  const int floats =
+      2 * (K + 1) * pdk + 4 * K + K * cols                   // the tokens: k, q, gates, v strip
+      + L * pdk + L * cols + L                               // the live log: k, u strip, weights
+      + (path == kReplayWy ? 2 * L * K                       // log dots k_j.k_t, k_j.q_t
+                                 + 4 * K * K + 3 * K * cols  // solve, p, r, u
+                                 + (layout == kLayoutKV ? (gdn_threads() / 32) * 2 * K * cols : 0)
+                           : 0);
   return floats * 4;
 }
 
 /// Dynamic shared memory of a materialize block, in bytes: the live log.
 WYJIT_HOST_DEVICE constexpr int gdn_replay_materialize_smem_bytes(int L, int dk, int dv,
                                                                   int layout) {
-  return (L * gdn_padded_dk(dk) + L * gdn_replay_block_cols(dk, dv, layout) + L) * 4;
+  return (L * gdn_padded_dk(dk) +
+          L * gdn_replay_block_cols(dk, dv, layout, gdn_replay_path(layout, kReplayInTurn)) + L) *
+         4;
 }
 
 WYJIT_HOST_DEVICE constexpr int gdn_replay_commit_threads() { return 128; }

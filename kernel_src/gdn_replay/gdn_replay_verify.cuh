@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// gdn_replay verify of K tokens for one (sequence, value head, column strip), in the WY form on
-// top of S_cur without forming it (DESIGN.md, "Replay mode"):
-//
-//   S_cur^T x = e^{G_cur} S0^T x + sum_{j live} e^{G_cur - G_j} (k_j . x) u_j
-//
-// so the block reads its strip of S0 once into registers and the live log (k rows, u strip,
-// G), takes the 2K dots S0^T k_t, S0^T q_t per column and the len x K log dots, solves the
-// K x K system as the classic WY form does, writes the outputs and one log entry per token, and
-// when the cursor says so, folds: writes S_cur (S0 plus the log, in registers) as the new
-// checkpoint, one rounding to the state dtype. Every column is independent given the shared
-// K x K and len x K scalars: blocks own disjoint strips and never read what another writes.
+// gdn_replay verify of K tokens for one (sequence, value head, column strip) on top of S_cur
+// (DESIGN.md, "Replay mode"). The block reads its strip of the checkpoint S0 once into
+// registers and the live log (k rows, u strip, G), then
+//   in turn (vk)  forms S_cur = e^{G_cur} S0 + sum_j e^{G_cur - G_j} k_j u_j^T in registers,
+//                 folds it (writes it as the new checkpoint) when the cursor says so, and runs
+//                 the K tokens in turn on it, as the classic vk verify (gdn_replay_tokens.cuh);
+//   WY (vk, kv)   without forming S_cur,
+//                   S_cur^T x = e^{G_cur} S0^T x + sum_{j live} e^{G_cur - G_j} (k_j . x) u_j:
+//                 the 2K dots S0^T k_t, S0^T q_t per column and the len x K log dots, the
+//                 K x K solve as the classic WY form, S_cur in registers only for a fold.
+// Either way it writes the outputs and one log entry per token, and a fold rounds once to the
+// state dtype. Every column is independent given the shared scalars: blocks own disjoint strips
+// and never read what another writes.
 #pragma once
 
 #include "common/gdn_tile.cuh"
@@ -17,6 +19,7 @@
 #include "common/state_refs.cuh"
 #include "common/types.cuh"
 #include "gdn_replay/gdn_replay_config.cuh"
+#include "gdn_replay/gdn_replay_tokens.cuh"
 
 namespace wyjit_kernels {
 
@@ -255,6 +258,35 @@ __device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
   }
 }
 
+/// The parts of the K new log entries no column strip owns: G_t (per value head) and the k rows
+/// (per key head), each written by one block.
+template <class C>
+__device__ __forceinline__ void replay_write_entries(const GdnReplayShared<C>& sh,
+                                                     const GdnLogTile<C>& log, const GdnCursor& cur,
+                                                     float g_cur, int strip, int vh, int hk,
+                                                     int group) {
+  constexpr int K = C::kK;
+  constexpr int L = C::kL;
+  const int tid = static_cast<int>(threadIdx.x);
+  // NOTE: G of an entry is measured from the checkpoint it will be read against: the new one
+  // when this verify folds.
+  if (strip == 0 && tid < K) {
+    *log.g((cur.base + cur.len + tid) & (L - 1), vh) =
+        cur.fold ? sh.tok.g[tid] : g_cur + sh.tok.g[tid];
+  }
+  // A key head's k rows, by one block of its group.
+  if (strip == 0 && vh % group == 0) {
+    constexpr int kRowVecs = C::kDk / 4;
+    for (int idx = tid; idx < K * kRowVecs; idx += C::kThreads) {
+      const int t = idx / kRowVecs;
+      const int i = (idx % kRowVecs) * 4;
+      float kk[4];
+      load4(sh.tok.k + t * C::kPadDk + i, kk);
+      store4(log.k((cur.base + cur.len + t) & (L - 1), hk) + i, kk);
+    }
+  }
+}
+
 template <class C>
 __global__ void __launch_bounds__(C::kThreads) gdn_replay_verify_kernel(const GdnReplayParams p) {
   using TIo = typename C::TIo;
@@ -299,7 +331,22 @@ __global__ void __launch_bounds__(C::kThreads) gdn_replay_verify_kernel(const Gd
   copy16_wait();
   __syncthreads();
 
-  // ---- the scalars every column shares ----
+  // ---- in turn: S_cur in registers, the fold, the tokens one after another ----
+  if constexpr (C::kPath == kReplayInTurn) {
+    apply_live_log(tile, s, eg_cur, cur.len, sh.lk, sh.lu, sh.lw);
+    if (cur.fold) {
+      TState* const dst = checkpoint.write(0);
+      if (dst != nullptr) {
+#pragma unroll
+        for (int c = 0; c < C::kVecs; ++c) tile.store(dst, j0, s[c], c);
+      }
+    }
+    replay_tokens_in_turn<C>(p, tile, s, sh, log, cur, j0, row0, vh);
+    replay_write_entries<C>(sh, log, cur, g_cur, strip, vh, hk, group);
+    return;
+  }
+
+  // ---- WY: the scalars every column shares ----
   replay_dots(sh, cur.len);
   __syncthreads();
   if (tid < 32) replay_solve_wc(sh);
@@ -322,23 +369,7 @@ __global__ void __launch_bounds__(C::kThreads) gdn_replay_verify_kernel(const Gd
         from_float<TIo>(o);
     log.u((cur.base + cur.len + t) & (L - 1), vh)[j0 + c] = u;
   }
-  // NOTE: G of an entry is measured from the checkpoint it will be read against: the new one
-  // when this verify folds.
-  if (strip == 0 && tid < K) {
-    *log.g((cur.base + cur.len + tid) & (L - 1), vh) =
-        cur.fold ? sh.tok.g[tid] : g_cur + sh.tok.g[tid];
-  }
-  // A key head's k rows, by one block of its group.
-  if (strip == 0 && vh % group == 0) {
-    constexpr int kRowVecs = DK / 4;
-    for (int idx = tid; idx < K * kRowVecs; idx += C::kThreads) {
-      const int t = idx / kRowVecs;
-      const int i = (idx % kRowVecs) * 4;
-      float kk[4];
-      load4(sh.tok.k + t * C::kPadDk + i, kk);
-      store4(log.k((cur.base + cur.len + t) & (L - 1), hk) + i, kk);
-    }
-  }
+  replay_write_entries<C>(sh, log, cur, g_cur, strip, vh, hk, group);
 
   // ---- the fold: S_cur as the new checkpoint, from the registers ----
   if (cur.fold) {

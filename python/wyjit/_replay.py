@@ -19,6 +19,9 @@ from ._tensors import Array, array, check_dtype, rows, same_device
 
 _FAMILY = "gdn_replay"
 
+# wyjit_gdn_replay_path
+PATHS = {"auto": 0, "in_turn": 1, "wy": 2}
+
 
 class GdnReplayVerifyArgs(ctypes.Structure):
     """wyjit_gdn_replay_verify_args."""
@@ -30,6 +33,7 @@ class GdnReplayVerifyArgs(ctypes.Structure):
         ("log", StateRefs),
         ("cursor", ctypes.c_void_p),
         ("cursor_stride", ctypes.c_int64),
+        ("path", ctypes.c_int32),
     ]
 
 
@@ -172,6 +176,7 @@ def build_gdn_replay_verify_args(
     log_slot_stride: Optional[int] = None,
     log_num_slots: Optional[int] = None,
     cursor_stride: Optional[int] = None,
+    path: str = "auto",
 ) -> GdnReplayVerifyArgs:
     """The C argument struct (wyjit_gdn_replay_verify_args) of one verify, after checking every
     array against the variant (see gdn_replay_verify)."""
@@ -179,8 +184,12 @@ def build_gdn_replay_verify_args(
     batch = positive_int("batch", batch)
     hk = positive_int("num_k_heads", num_k_heads)
     hv = positive_int("num_v_heads", num_v_heads)
+    path_code = PATHS.get(path) if isinstance(path, str) else None
+    if path_code is None:
+        raise _errors.invalid_argument(f"path is {path!r}, allowed: {', '.join(PATHS)}")
     arrays: list[Array] = []
     c = fresh(GdnReplayVerifyArgs, "wyjit_gdn_replay_verify_args_init")
+    c.path = path_code
     fill_gdn_tokens(
         c, spec, arrays, batch=batch, hk=hk, hv=hv, q=q, k=k, v=v, out=out, g=g, beta=beta,
         a=a, b=b, a_log=a_log, dt_bias=dt_bias, scale=scale, qk_stride=qk_stride,
@@ -332,6 +341,7 @@ def gdn_replay_verify(kernel: Kernel, *, stream: Any = None, **arguments: Any) -
       raw pointers need their strides: as gdn_verify, and state_seq_stride / slot_stride /
       num_slots / write_slot_stride, log_seq_stride / log_slot_stride / log_num_slots,
       cursor_stride
+      path: "auto", "in_turn" or "wy" (the two verify kernels; kv has only the WY form)
     """
     _launch("gdn_replay_verify", kernel, build_gdn_replay_verify_args(kernel.spec, **arguments),
             stream)

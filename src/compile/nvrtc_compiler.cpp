@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "compile/nvrtc_compiler.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string_view>
 
@@ -121,8 +122,11 @@ NvrtcResult nvrtc_compile_with(const std::string& source, const std::string& pro
                                const std::string& variant,
                                const std::vector<std::string>& options) {
   ProgramHandle program = create_program(source, program_name);
-  for (const std::string& name : name_expressions) {
-    WYJIT_NVRTC_CHECK(nvrtc().nvrtcAddNameExpression(program.get(), name.c_str()));
+  for (std::size_t i = 0; i < name_expressions.size(); ++i) {
+    const auto first = name_expressions.begin() + static_cast<std::ptrdiff_t>(i);
+    // NOTE: each distinct name once (two roles may name one kernel); lowered per role below.
+    if (std::find(name_expressions.begin(), first, *first) != first) continue;
+    WYJIT_NVRTC_CHECK(nvrtc().nvrtcAddNameExpression(program.get(), first->c_str()));
   }
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "stamp/stamp.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "spec/family.hpp"
@@ -57,12 +58,18 @@ StampedSource stamp(const KernelSpec& spec) {
   result.program_name = variant + ".cu";
   result.text =
       "// wyjit stamped source for " + variant + "\n" + inline_kernel_file(family.kernel_file());
-  // NOTE: the only per-variant text: one explicit instantiation per kernel role.
+  // NOTE: the only per-variant text: one explicit instantiation per kernel, in role order. Two
+  // roles may name one kernel (gdn_replay's kv layout has one verify form): it is instantiated
+  // once, since a second explicit instantiation would not compile.
   result.text += "\n// ---- variant\n";
   for (std::size_t role = 0; role < family.roles().size(); ++role) {
-    result.name_expressions.push_back(family.name_expression(spec, role));
-    result.text += "template __global__ void " + result.name_expressions.back() + "(const " +
-                   std::string(family.params_type()) + ");\n";
+    std::string name = family.name_expression(spec, role);
+    if (std::find(result.name_expressions.begin(), result.name_expressions.end(), name) ==
+        result.name_expressions.end()) {
+      result.text += "template __global__ void " + name + "(const " +
+                     std::string(family.params_type()) + ");\n";
+    }
+    result.name_expressions.push_back(std::move(name));
   }
   return result;
 }

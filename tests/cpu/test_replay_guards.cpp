@@ -160,6 +160,9 @@ TEST_CASE("gdn_replay verify: guards name the argument and its value", "[launch]
              Catch::Contains("args.cursor"));
   CHECK_THAT(msg([](auto& a) { a.cursor_stride = 1; }),
              Catch::Contains("args.cursor_stride is 1, must be >= 2"));
+  CHECK_THAT(msg([](auto& a) { a.path = 3; }),
+             Catch::Contains("args.path is 3") && Catch::Contains("_IN_TURN (1) or _WY (2)"));
+  CHECK_THAT(msg([](auto& a) { a.path = -1; }), Catch::Contains("args.path is -1"));
 }
 
 TEST_CASE("gdn_replay verify: the log's references are checked in each addressing mode",

@@ -59,6 +59,15 @@ def test_a_dense_strided_verify_passes_and_gives_dense_strides():
     assert c.log.state == args["log"].data_ptr() and c.states.inter is None
 
 
+def test_the_verify_form_is_automatic_unless_a_path_is_named():
+    assert wyjit.build_gdn_replay_verify_args(SPEC, **strided()).path == 0
+    for name, code in (("auto", 0), ("in_turn", 1), ("wy", 2)):
+        wyjit.check_gdn_replay_verify(SPEC, **strided(), path=name)
+        assert wyjit.build_gdn_replay_verify_args(SPEC, **strided(), path=name).path == code
+    with refused("path is 'fast', allowed: auto, in_turn, wy"):
+        wyjit.build_gdn_replay_verify_args(SPEC, **strided(), path="fast")
+
+
 def test_a_cursor_row_may_be_wider_than_base_and_len():
     args = dict(strided(), cursor=FakeTensor((B, 4), "int32"))
     assert wyjit.build_gdn_replay_verify_args(SPEC, **args).cursor_stride == 4

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The gdn_replay family's descriptor: its fields (name grammar, ranges, standard matrix), its
-// kernel source and its three kernels (verify, commit, materialize) with their shared memory.
+// kernel source and its kernels (verify in turn, commit, materialize, verify in the WY form) with
+// their shared memory.
 #include <array>
 #include <string>
 
@@ -20,7 +21,8 @@ using detail::FieldDef;
 constexpr std::array kHeadDims = {64, 128, 256};
 constexpr std::array kLogSizes = {8, 16, 32, 64};
 // Role order: the launches name the kernels by their index (gdn_replay_launch.cpp).
-constexpr std::array<std::string_view, 3> kRoles = {"verify", "commit", "materialize"};
+// NOTE: kv has only the WY form: both verify roles name the same instantiation there.
+constexpr std::array<std::string_view, 4> kRoles = {"verify", "commit", "materialize", "verify_wy"};
 
 // gdn_replay.kK.lL.io_T.st_T.addressing.layout.dD[.l2norm][.gating]
 // NOTE: the standard matrix is what the shipped models run (bf16 io, f32 checkpoint, vk, d128,
@@ -115,9 +117,12 @@ void check(const GdnReplaySpec& s) {
 std::string name_expression(const GdnReplaySpec& s, std::size_t role) {
   using detail::kernel_bool;
   using detail::kernel_type;
-  static constexpr std::array<const char*, 3> kKernels = {
+  static constexpr std::array<const char*, 4> kKernels = {
       "wyjit_kernels::gdn_replay_verify_kernel", "wyjit_kernels::gdn_replay_commit_kernel",
-      "wyjit_kernels::gdn_replay_materialize_kernel"};
+      "wyjit_kernels::gdn_replay_materialize_kernel", "wyjit_kernels::gdn_replay_verify_kernel"};
+  const int layout = detail::kernel_layout_arg(s.layout);
+  const int path = wyjit_kernels::gdn_replay_path(
+      layout, role == 3 ? wyjit_kernels::kReplayWy : wyjit_kernels::kReplayInTurn);
   return detail::template_id(
       kKernels.at(role),
       {detail::template_id(
@@ -125,14 +130,18 @@ std::string name_expression(const GdnReplaySpec& s, std::size_t role) {
           {std::to_string(s.k), std::to_string(s.log), std::to_string(s.dk), std::to_string(s.dv),
            kernel_type(s.io), kernel_type(s.state), detail::kernel_layout(s.layout),
            detail::kernel_addressing(s.addressing), kernel_bool(s.l2norm_qk),
-           kernel_bool(s.fused_gating)})});
+           kernel_bool(s.fused_gating), std::to_string(path)})});
 }
 
 int max_dynamic_smem(const GdnReplaySpec& s, std::size_t role) {
   const int layout = detail::kernel_layout_arg(s.layout);
   switch (role) {
     case 0:
-      return wyjit_kernels::gdn_replay_verify_smem_bytes(s.k, s.log, s.dk, s.dv, layout);
+    case 3:
+      return wyjit_kernels::gdn_replay_verify_smem_bytes(
+          s.k, s.log, s.dk, s.dv, layout,
+          wyjit_kernels::gdn_replay_path(
+              layout, role == 3 ? wyjit_kernels::kReplayWy : wyjit_kernels::kReplayInTurn));
     case 2:
       return wyjit_kernels::gdn_replay_materialize_smem_bytes(s.log, s.dk, s.dv, layout);
     default:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// gdn_replay's guards and launch plans, for its three kernels. Guards first, with the actual
-// values; then one launch.
+// gdn_replay's guards and launch plans, for its kernels (two verify forms, commit, materialize).
+// Guards first, with the actual values; then one launch.
 #include <cstdint>
 #include <string>
 
@@ -24,9 +24,35 @@ constexpr const char* kMaterialize = "launch_gdn_replay_materialize";
 constexpr int kVerifyRole = 0;
 constexpr int kCommitRole = 1;
 constexpr int kMaterializeRole = 2;
+constexpr int kVerifyWyRole = 3;
 
-int cols(const GdnReplaySpec& s) {
-  return wyjit_kernels::gdn_replay_block_cols(s.dk, s.dv, detail::kernel_layout_arg(s.layout));
+// The kernel form of `path` for the variant's layout (kv: always WY).
+int kernel_path(const GdnReplaySpec& s, int path) {
+  return wyjit_kernels::gdn_replay_path(detail::kernel_layout_arg(s.layout), path);
+}
+
+int cols(const GdnReplaySpec& s, int path) {
+  return wyjit_kernels::gdn_replay_block_cols(s.dk, s.dv, detail::kernel_layout_arg(s.layout),
+                                              kernel_path(s, path));
+}
+
+// NOTE: measured on an H200 (docs/PERFORMANCE.md, "gdn_replay"; f32 checkpoint, HV = 32): in
+// turn is faster at K >= 8 (within 2% at K = 8, N = 128) and at every K with few (sequence,
+// value head) pairs; the WY form's 64-column strips win at K <= 4 from 1024 pairs on (K = 4,
+// N = 32: 64.7 against 71.7 us; N = 128: 222 against 259 us; at 256 pairs in turn is level or
+// ahead).
+int verify_path(const GdnReplaySpec& spec, const GdnReplayVerifyArgs& a) {
+  switch (a.path) {
+    case WYJIT_GDN_REPLAY_PATH_IN_TURN:
+      return kernel_path(spec, wyjit_kernels::kReplayInTurn);
+    case WYJIT_GDN_REPLAY_PATH_WY:
+      return wyjit_kernels::kReplayWy;
+    default:
+      break;
+  }
+  const std::int64_t pairs = std::int64_t{a.batch} * a.num_v_heads;
+  const bool wy = spec.k <= 4 && pairs >= 1024;
+  return kernel_path(spec, wy ? wyjit_kernels::kReplayWy : wyjit_kernels::kReplayInTurn);
 }
 
 // The checkpoints, the log tiles and the cursor: what verify and materialize both read.
@@ -70,14 +96,19 @@ std::int64_t gdn_replay_log_floats(const GdnReplaySpec& spec, int num_k_heads,
 void check_gdn_replay_verify_args(const GdnReplaySpec& spec, const GdnReplayVerifyArgs& a) {
   const KernelSpec variant = spec;
   const detail::Guard guard(kVerify, variant);
-  detail::check_gdn_tokens(guard,
-                           {.k = spec.k,
-                            .dk = spec.dk,
-                            .dv = spec.dv,
-                            .io = spec.io,
-                            .fused_gating = spec.fused_gating,
-                            .blocks_per_sequence_head = spec.dv / cols(spec)},
-                           a);
+  detail::check_gdn_tokens(
+      guard,
+      {.k = spec.k,
+       .dk = spec.dk,
+       .dv = spec.dv,
+       .io = spec.io,
+       .fused_gating = spec.fused_gating,
+       .blocks_per_sequence_head = spec.dv / cols(spec, wyjit_kernels::kReplayInTurn)},
+      a);
+  if (a.path < WYJIT_GDN_REPLAY_PATH_AUTOMATIC || a.path > WYJIT_GDN_REPLAY_PATH_WY) {
+    guard.fail("args.path is " + std::to_string(a.path) +
+               ": use WYJIT_GDN_REPLAY_PATH_AUTOMATIC (0), _IN_TURN (1) or _WY (2)");
+  }
   check_replay_state(guard, spec, a, 1);
 }
 
@@ -104,8 +135,8 @@ void check_gdn_replay_materialize_args(const GdnReplaySpec& spec,
     guard.fail("args.num_v_heads is " + std::to_string(a.num_v_heads) +
                ", must be a multiple of args.num_k_heads = " + std::to_string(a.num_k_heads));
   }
-  const std::int64_t blocks =
-      static_cast<std::int64_t>(a.batch) * a.num_v_heads * (spec.dv / cols(spec));
+  const std::int64_t blocks = static_cast<std::int64_t>(a.batch) * a.num_v_heads *
+                              (spec.dv / cols(spec, wyjit_kernels::kReplayInTurn));
   if (blocks > 2147483647) {
     guard.fail("batch " + std::to_string(a.batch) + " x num_v_heads " +
                std::to_string(a.num_v_heads) + " needs " + std::to_string(blocks) +
@@ -142,12 +173,13 @@ void launch_gdn_replay_verify(const Kernel& kernel, const GdnReplayVerifyArgs& a
       .batch = a.batch,
   };
   const int layout = detail::kernel_layout_arg(spec.layout);
+  const int path = verify_path(spec, a);
   const detail::LaunchPlan plan{
-      .role = kVerifyRole,
-      .grid = static_cast<unsigned>(a.batch * a.num_v_heads * (spec.dv / cols(spec))),
+      .role = path == wyjit_kernels::kReplayWy ? kVerifyWyRole : kVerifyRole,
+      .grid = static_cast<unsigned>(a.batch * a.num_v_heads * (spec.dv / cols(spec, path))),
       .block = static_cast<unsigned>(wyjit_kernels::gdn_threads()),
-      .smem_bytes = static_cast<unsigned>(
-          wyjit_kernels::gdn_replay_verify_smem_bytes(spec.k, spec.log, spec.dk, spec.dv, layout)),
+      .smem_bytes = static_cast<unsigned>(wyjit_kernels::gdn_replay_verify_smem_bytes(
+          spec.k, spec.log, spec.dk, spec.dv, layout, path)),
   };
   detail::launch_with(kernel, kVerify, plan, params, stream);
 }
@@ -186,7 +218,8 @@ void launch_gdn_replay_materialize(const Kernel& kernel, const GdnReplayMaterial
   const int layout = detail::kernel_layout_arg(spec.layout);
   const detail::LaunchPlan plan{
       .role = kMaterializeRole,
-      .grid = static_cast<unsigned>(a.batch * a.num_v_heads * (spec.dv / cols(spec))),
+      .grid = static_cast<unsigned>(a.batch * a.num_v_heads *
+                                    (spec.dv / cols(spec, wyjit_kernels::kReplayInTurn))),
       .block = static_cast<unsigned>(wyjit_kernels::gdn_threads()),
       .smem_bytes = static_cast<unsigned>(
           wyjit_kernels::gdn_replay_materialize_smem_bytes(spec.log, spec.dk, spec.dv, layout)),

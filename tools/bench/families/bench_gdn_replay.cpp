@@ -7,7 +7,7 @@
 // rate measured in the same run. Not a test: it prints numbers.
 //
 //   bench_gdn_replay [--variant NAME] [--n 1,8,32,128] [--k 2,4,8,16] [--hk 16] [--hv 32]
-//                    [--layers 36] [--json FILE]
+//                    [--layers 36] [--path auto|in_turn|wy] [--json FILE]
 //
 // The variant's K is replaced by each --k value (its L by max(L, 2K)).
 #include <algorithm>
@@ -74,6 +74,7 @@ int run(int argc, char** argv) {
   std::string variant = "gdn_replay.k4.l16.io_bf16.st_f32.strided.vk.d128.l2norm";
   std::vector<int> ns{1, 8, 32, 128}, ks{2, 4, 8, 16};
   int HK = 16, HV = 32, layers = 36;
+  std::int32_t path = WYJIT_GDN_REPLAY_PATH_AUTOMATIC;
   std::string json_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -90,6 +91,12 @@ int run(int argc, char** argv) {
       HV = std::stoi(value);
     } else if (flag == "--layers") {
       layers = std::stoi(value);
+    } else if (flag == "--path") {
+      path = value == "in_turn" ? WYJIT_GDN_REPLAY_PATH_IN_TURN
+             : value == "wy"    ? WYJIT_GDN_REPLAY_PATH_WY
+             : value == "auto"  ? WYJIT_GDN_REPLAY_PATH_AUTOMATIC
+                                : throw Error(ErrorCode::invalid_argument,
+                                              "--path is " + value + ": auto, in_turn or wy");
     } else if (flag == "--json") {
       json_path = value;
     } else {
@@ -134,6 +141,7 @@ int run(int argc, char** argv) {
       std::vector<GdnReplayVerifyArgs> args(static_cast<std::size_t>(sets));
       for (int i = 0; i < sets; ++i) {
         GdnReplayVerifyArgs& a = args[static_cast<std::size_t>(i)];
+        a.path = path;
         fill_gdn_token_args(a, spec, N, HK, HV, alloc);
         a.states.state = alloc(N * tile * st, 0.01f);
         a.states.state_seq_stride = static_cast<std::int64_t>(tile);

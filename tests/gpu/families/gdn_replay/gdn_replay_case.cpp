@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // gdn_replay's conformance case: the samples each shared suite runs, on every kernel of the
-// variant (verify, commit, materialize: gdn_replay_launch.hpp).
+// variant (verify in turn, commit, materialize, verify in the WY form: gdn_replay_launch.hpp).
 #include <array>
 #include <memory>
 #include <set>
@@ -78,7 +78,13 @@ class GdnReplayCase final : public FamilyCase {
                                             const RigOptions& options) const override {
     const std::vector<std::string> roles = role_names(sample.spec);
     const std::string& role = roles.at(static_cast<std::size_t>(options.mode));
-    if (role == "verify") return make_gdn_replay_verify_launch(sample, options);
+    // NOTE: kv has only the WY form: its "verify" role runs the same kernel as "verify_wy".
+    if (role == "verify") {
+      return make_gdn_replay_verify_launch(sample, options, WYJIT_GDN_REPLAY_PATH_IN_TURN);
+    }
+    if (role == "verify_wy") {
+      return make_gdn_replay_verify_launch(sample, options, WYJIT_GDN_REPLAY_PATH_WY);
+    }
     if (role == "commit") return make_gdn_replay_commit_launch(sample, options);
     if (role == "materialize") return make_gdn_replay_materialize_launch(sample, options);
     throw std::logic_error("gdn_replay has no kernel '" + role + "'");

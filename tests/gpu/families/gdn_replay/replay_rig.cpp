@@ -191,6 +191,7 @@ void ReplayRig::launch_verify(CUstream stream) {
   a.log = refs_for(spec_.addressing, log_.get(), log_tile_, log_tables_.get(), slots, shape_.batch);
   a.cursor = static_cast<const std::int32_t*>(cursor_.get());
   a.cursor_stride = 2;
+  a.path = shape_.path;
   launch_gdn_replay_verify(kernel_, a, stream);
 }
 

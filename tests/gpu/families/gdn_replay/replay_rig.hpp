@@ -26,6 +26,8 @@ struct ReplayShape {
   float g_lo = -0.1f;
   float g_hi = -0.001f;
   std::uint64_t seed = 1;
+  /// The verify kernel (wyjit_gdn_replay_path): the tests force each form.
+  std::int32_t path = WYJIT_GDN_REPLAY_PATH_AUTOMATIC;
 };
 
 /// Worst relative differences of one step.

@@ -23,7 +23,7 @@ constexpr std::uint64_t kLogSalt = 0x6c6f67;
 
 class ReplayVerifyLaunch final : public FamilyLaunch {
  public:
-  ReplayVerifyLaunch(const Sample& sample, const RigOptions& options)
+  ReplayVerifyLaunch(const Sample& sample, const RigOptions& options, std::int32_t path)
       : spec_(std::get<GdnReplaySpec>(sample.spec)),
         sizes_{sample.batch, sample.shape[0], sample.shape[1]},
         st_(io_type(spec_.state)),
@@ -38,6 +38,7 @@ class ReplayVerifyLaunch final : public FamilyLaunch {
              {.writes = 1, .span = layout_.floats(), .stride_multiple = 4, .type = IoType::f32},
              options.padded, kLogSalt) {
     args_.cursor_stride = options.padded ? 3 : 2;
+    args_.path = path;
   }
 
   // The tokens (out last), the cursors, the log's pool and slot arrays.
@@ -250,8 +251,9 @@ class ReplayVerifyLaunch final : public FamilyLaunch {
 }  // namespace
 
 std::unique_ptr<FamilyLaunch> make_gdn_replay_verify_launch(const Sample& sample,
-                                                            const RigOptions& options) {
-  return std::make_unique<ReplayVerifyLaunch>(sample, options);
+                                                            const RigOptions& options,
+                                                            std::int32_t path) {
+  return std::make_unique<ReplayVerifyLaunch>(sample, options, path);
 }
 
 }  // namespace wyjit::test::conformance

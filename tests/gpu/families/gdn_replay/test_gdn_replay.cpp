@@ -2,7 +2,8 @@
 // gdn_replay on the GPU against the float64 sequential recurrence over the accepted tokens:
 // long runs with random acceptance (outputs at every step, materialized states, the cursors and
 // the folds the rule asks for), every addressing mode bit-identical to strided, and a captured
-// step replayed with new inputs equal to eager launches.
+// step replayed with new inputs equal to eager launches. Each verify form runs: vk in turn and
+// in the WY form, kv (WY only).
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
@@ -46,16 +47,26 @@ std::pair<double, double> long_run(ReplayRig& rig, int steps, int every, double 
   return {first, last};
 }
 
+// The layouts with each of their verify forms.
+struct Form {
+  Layout layout;
+  std::int32_t path;
+};
+constexpr Form kForms[] = {{Layout::vk, WYJIT_GDN_REPLAY_PATH_IN_TURN},
+                           {Layout::vk, WYJIT_GDN_REPLAY_PATH_WY},
+                           {Layout::kv, WYJIT_GDN_REPLAY_PATH_AUTOMATIC}};
+
 }  // namespace
 
 TEST_CASE("gdn_replay: 2000 steps with random acceptance track the float64 recurrence",
           "[gpu][replay]") {
   make_context_current();
-  for (const Layout layout : {Layout::vk, Layout::kv}) {
+  for (const auto [layout, path] : kForms) {
     for (const auto& [k, log] : {std::pair{4, 16}, std::pair{2, 8}, std::pair{8, 32}}) {
       const GdnReplaySpec spec = replay(k, log, DType::f32, DType::f32, layout);
-      INFO(format_spec(spec));
-      ReplayRig rig(spec, ReplayShape{.batch = 3, .hk = 2, .hv = 4, .seed = 7u + unsigned(k)});
+      INFO(format_spec(spec) << " path " << path);
+      ReplayRig rig(
+          spec, ReplayShape{.batch = 3, .hk = 2, .hv = 4, .seed = 7u + unsigned(k), .path = path});
       const auto [first, last] = long_run(rig, 2000, 250, 1e-4);
       // Not growing with the step count: the last quarter no worse than a few times the first.
       CHECK(last <= 4 * first + 1e-6);
@@ -66,12 +77,12 @@ TEST_CASE("gdn_replay: 2000 steps with random acceptance track the float64 recur
 
 TEST_CASE("gdn_replay: 16-bit io and checkpoints, fused gating, odd heads", "[gpu][replay]") {
   make_context_current();
-  for (const Layout layout : {Layout::vk, Layout::kv}) {
+  for (const auto [layout, path] : kForms) {
     for (const DType state : {DType::bf16, DType::f16}) {
       const GdnReplaySpec spec = replay(3, 8, DType::bf16, state, layout, Addressing::strided,
                                         /*gating=*/true);
-      INFO(format_spec(spec));
-      ReplayRig rig(spec, ReplayShape{.batch = 5, .hk = 1, .hv = 3, .seed = 11});
+      INFO(format_spec(spec) << " path " << path);
+      ReplayRig rig(spec, ReplayShape{.batch = 5, .hk = 1, .hv = 3, .seed = 11, .path = path});
       // NOTE: a 16-bit checkpoint rounds once per fold; the outputs stay within a few 16-bit
       // ulps of the exact recurrence.
       long_run(rig, 300, 50, 3e-2);
@@ -81,8 +92,9 @@ TEST_CASE("gdn_replay: 16-bit io and checkpoints, fused gating, odd heads", "[gp
 
 TEST_CASE("gdn_replay: table and slot addressing are bit-identical to strided", "[gpu][replay]") {
   make_context_current();
-  for (const Layout layout : {Layout::vk, Layout::kv}) {
-    const ReplayShape shape{.batch = 3, .hk = 2, .hv = 8, .seed = 5};
+  for (const auto [layout, path] : kForms) {
+    INFO("path " << path);
+    const ReplayShape shape{.batch = 3, .hk = 2, .hv = 8, .seed = 5, .path = path};
     ReplayRig strided(replay(4, 16, DType::bf16, DType::f32, layout), shape, 13);
     ReplayRig table(replay(4, 16, DType::bf16, DType::f32, layout, Addressing::table), shape, 13);
     ReplayRig slot(replay(4, 16, DType::bf16, DType::f32, layout, Addressing::slot), shape, 13);
