@@ -29,8 +29,7 @@ WYJIT_HOST_DEVICE constexpr long long gdn_replay_log_floats(int L, int dk, int d
 
 /// How a verify solves its tokens (one kernel each): in turn on S_cur formed in registers (vk
 /// only), or in the WY form on S0 and the log's dots without forming S_cur (both layouts).
-constexpr int kReplayInTurn = 0;
-constexpr int kReplayWy = 1;
+enum GdnReplayPath : int { kReplayInTurn = 0, kReplayWy = 1 };
 
 /// Value columns one block owns. In turn (vk): 32 state elements a thread (twice the classic
 /// verify's), so that what every block of a head repeats (loading the tokens and the live log,

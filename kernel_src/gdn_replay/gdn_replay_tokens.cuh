@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/gdn_tile.cuh"
+#include "common/gdn_token_step.cuh"
 #include "common/gdn_tokens.cuh"
 #include "common/types.cuh"
 #include "gdn_replay/gdn_replay_config.cuh"
@@ -20,45 +21,18 @@ __device__ __forceinline__ void replay_tokens_in_turn(
     const GdnReplayShared<C>& sh, const GdnLogTile<C>& log, const GdnCursor& cur, int j0,
     long long row0, int vh) {
   using TIo = typename C::TIo;
-  constexpr int NL = C::kLanesPerCol;
   TIo* out = static_cast<TIo*>(p.tokens.out);
   // NOTE: unrolled by two, as the classic vk verify: one token's S^T q reduction overlaps the
   // next token's S^T k.
 #pragma unroll 2
   for (int t = 0; t < C::kK; ++t) {
-    const float decay = sh.tok.decay[t];
-    const float* k_row = sh.tok.k + t * C::kPadDk;
-    const float* q_row = sh.tok.q + t * C::kPadDk;
-    float kk[C::kVecs][4];
-    float kv = 0.0f;
-#pragma unroll
-    for (int c = 0; c < C::kVecs; ++c) {
-      load4(k_row + tile.first_i(c), kk[c]);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) kv += s[c][e] * kk[c][e];
-    }
-#pragma unroll
-    for (int offset = NL / 2; offset > 0; offset /= 2)
-      kv += __shfl_xor_sync(0xffffffffu, kv, offset);
-    // S <- e^{g_t} S;  u_t = beta_t (v_t - S^T k_t);  S <- S + k_t u_t^T
-    const float u = sh.tok.beta[t] * (sh.tok.v[t * C::kCols + tile.col] - decay * kv);
-    float o = 0.0f;
-#pragma unroll
-    for (int c = 0; c < C::kVecs; ++c) {
-      float qq[4];
-      load4(q_row + tile.first_i(c), qq);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        s[c][e] = decay * s[c][e] + kk[c][e] * u;
-        o += s[c][e] * qq[e];
-      }
-    }
-#pragma unroll
-    for (int offset = NL / 2; offset > 0; offset /= 2) o += __shfl_xor_sync(0xffffffffu, o, offset);
+    const GdnTokenResult r = gdn_token_step<C>(
+        s, tile, sh.tok.k + t * C::kPadDk, sh.tok.q + t * C::kPadDk, sh.tok.decay[t],
+        sh.tok.beta[t], sh.tok.v[t * C::kCols + tile.col], [](int) {});
     if (tile.lane_in_col == 0) {
       out[(row0 + t) * p.tokens.o_stride + static_cast<long long>(vh) * C::kDv + j0 + tile.col] =
-          from_float<TIo>(o);
-      log.u((cur.base + cur.len + t) & (C::kL - 1), vh)[j0 + tile.col] = u;
+          from_float<TIo>(r.o);
+      log.u((cur.base + cur.len + t) & (C::kL - 1), vh)[j0 + tile.col] = r.u;
     }
   }
 }
