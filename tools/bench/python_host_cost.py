@@ -51,13 +51,9 @@ import wyjit  # noqa: E402
 from wyjit import _lib, _tensors  # noqa: E402
 from launch_cases import Case, Make, cases, fresh_step  # noqa: E402
 
-_BUILDERS = {
-    "gdn_verify": wyjit.build_gdn_verify_args,
-    "conv1d_update": wyjit.build_conv1d_update_args,
-    "gdn_replay_verify": wyjit.build_gdn_replay_verify_args,
-    "gdn_replay_commit": wyjit.build_gdn_replay_commit_args,
-    "gdn_replay_materialize": wyjit.build_gdn_replay_materialize_args,
-}
+def _builder(launch: str) -> Callable[..., Any]:
+    """wyjit.build_<launch>_args: every launch's argument builder, found by its name."""
+    return getattr(wyjit, f"build_{launch}_args")
 
 
 def _run_size(fn: Callable[[], Any], target_ms: float) -> int:
@@ -115,7 +111,7 @@ def torch_maker() -> Optional[Make]:
 def time_case(case: Case, make: Make, repeats: int, target_ms: float) -> dict:
     lib = _lib.lib()
     spec, arguments = case.spec, case.arguments
-    build = _BUILDERS[case.launch]
+    build = _builder(case.launch)
     name = spec.name.encode()
     check_fn = getattr(lib, f"wyjit_check_{case.launch}")
     c = build(spec, **arguments)
