@@ -53,7 +53,8 @@
 /// Since state_cols is an argument, a buffer made for the largest K serves every K: the offset a
 /// of one launch is valid for the next whatever its K. Before the first launch the engine puts
 /// the history in columns [0, W-1) and passes offset 0. An offset outside
-/// [0, state_cols - (W-1)] marks a padded sequence: nothing of it is read or written.
+/// [0, state_cols - (W-1)] marks a padded sequence: nothing of it is written (its x rows and
+/// the weights may still be read, in bounds; docs/hostile-input.md).
 ///
 /// ## Addressing of the state tiles (args.states, wyjit/state_refs.h)
 ///
