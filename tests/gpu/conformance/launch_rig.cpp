@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpu/conformance/launch_rig.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <limits>
+#include <random>
 #include <stdexcept>
+#include <string_view>
 
 namespace wyjit::test::conformance {
 
@@ -95,6 +101,38 @@ void LaunchRig::launch(const Kernel& kernel, CUstream stream) const {
 
 wyjit_status LaunchRig::launch_c(const wyjit_kernel* kernel, CUstream stream) const {
   return launch_->launch_c(kernel, stream);
+}
+
+std::vector<std::string> LaunchRig::corrupt_indices(std::uint64_t seed, CUstream stream) {
+  static constexpr std::string_view kIndexArrays[] = {"read_slot", "write_slot", "cursor",
+                                                      "accepted", "window_offset"};
+  static constexpr std::int32_t kHostile[] = {
+      std::numeric_limits<std::int32_t>::min(), -1,   -2,    1 << 20,
+      std::numeric_limits<std::int32_t>::max(), 4096, -65536};
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> corrupted;
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    const std::string& name = specs_[i].name;
+    const bool index = std::any_of(std::begin(kIndexArrays), std::end(kIndexArrays),
+                                   [&](std::string_view a) { return name.ends_with(a); });
+    if (!index || images_[i].size() % sizeof(std::int32_t) != 0) continue;
+    const std::size_t n = images_[i].size() / sizeof(std::int32_t);
+    for (std::size_t e = 0; e < n; ++e) {
+      // NOTE: every third value random over all of int32, the others from the list in turn.
+      const std::int32_t v = e % 3 == 2 ? static_cast<std::int32_t>(rng())
+                                        : kHostile[(e + seed) % std::size(kHostile)];
+      std::memcpy(images_[i].data() + e * sizeof(std::int32_t), &v, sizeof v);
+    }
+    buffers_[i].upload_async(images_[i], stream);
+    corrupted.push_back(name);
+  }
+  return corrupted;
+}
+
+std::size_t LaunchRig::guard_bytes_changed() const {
+  std::size_t changed = 0;
+  for (const GuardedBuffer& b : buffers_) changed += b.download().guard_bytes_changed;
+  return changed;
 }
 
 std::vector<GuardedBuffer::Contents> LaunchRig::download() const {

@@ -54,6 +54,14 @@ class LaunchRig {
   /// After the launch finished: the family's comparisons, then what must be unchanged.
   RigResult result() const;
 
+  /// After prepare(), before the launch: overwrites every device index array of the launch
+  /// (slot arrays, replay cursors and accepted counts, window offsets: int32 arrays named so)
+  /// with hostile values (negative, INT_MIN, INT_MAX, far past any pool, random) and enqueues
+  /// their upload on `stream`; returns the names of the arrays it overwrote.
+  std::vector<std::string> corrupt_indices(std::uint64_t seed, CUstream stream);
+  /// After a launch finished: bytes changed in the guard regions around every buffer.
+  std::size_t guard_bytes_changed() const;
+
   /// Family, variant, kernel, layout, sizes, padding and seed of the last prepare().
   std::string describe() const;
 
