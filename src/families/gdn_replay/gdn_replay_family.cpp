@@ -114,15 +114,21 @@ void check(const GdnReplaySpec& s) {
   }
 }
 
+// The verify form of a role's kernel (roles 0 and 3; commit and materialize take the in-turn
+// configuration): kv has only the WY form.
+int role_path(const GdnReplaySpec& s, std::size_t role) {
+  return wyjit_kernels::gdn_replay_path(
+      detail::kernel_layout_arg(s.layout),
+      role == 3 ? wyjit_kernels::kReplayWy : wyjit_kernels::kReplayInTurn);
+}
+
 std::string name_expression(const GdnReplaySpec& s, std::size_t role) {
   using detail::kernel_bool;
   using detail::kernel_type;
   static constexpr std::array<const char*, 4> kKernels = {
       "wyjit_kernels::gdn_replay_verify_kernel", "wyjit_kernels::gdn_replay_commit_kernel",
       "wyjit_kernels::gdn_replay_materialize_kernel", "wyjit_kernels::gdn_replay_verify_kernel"};
-  const int layout = detail::kernel_layout_arg(s.layout);
-  const int path = wyjit_kernels::gdn_replay_path(
-      layout, role == 3 ? wyjit_kernels::kReplayWy : wyjit_kernels::kReplayInTurn);
+  const int path = role_path(s, role);
   return detail::template_id(
       kKernels.at(role),
       {detail::template_id(
@@ -138,10 +144,8 @@ int max_dynamic_smem(const GdnReplaySpec& s, std::size_t role) {
   switch (role) {
     case 0:
     case 3:
-      return wyjit_kernels::gdn_replay_verify_smem_bytes(
-          s.k, s.log, s.dk, s.dv, layout,
-          wyjit_kernels::gdn_replay_path(
-              layout, role == 3 ? wyjit_kernels::kReplayWy : wyjit_kernels::kReplayInTurn));
+      return wyjit_kernels::gdn_replay_verify_smem_bytes(s.k, s.log, s.dk, s.dv, layout,
+                                                         role_path(s, role));
     case 2:
       return wyjit_kernels::gdn_replay_materialize_smem_bytes(s.log, s.dk, s.dv, layout);
     default:
