@@ -52,6 +52,21 @@ struct GdnTokenInputs {
 
 __device__ __forceinline__ float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
+// NOTE: a gate below this floor (-1e30, -inf) is taken as the floor. expf is 0 in fp32 below
+// about -103.97, so the state still decays to exactly 0: in turn (e^g) and in the WY form
+// (e^{G_t - G_s} of every span over it, the other gates being <= 0; the margin of 8 covers the
+// rounding of G and small positive gates). Without it, -inf gives G_t - G_s = -inf - (-inf) =
+// NaN, and a huge finite gate swallows every later one (fp32 holds G to about |G| * 6e-8). With
+// it, each floored gate adds 112 to |G|: after one, G lies in [64, 128), where an addition rounds
+// by at most 3.8e-6, the error a later factor e^{G_t - G_s} then carries. G sums K tokens
+// (classic) or, in replay, up to L entries from the checkpoint: with every one floored (64:
+// |G| = 7168, 2.4e-4 an addition) only factors of spans after the last floored gate are not 0.
+// A comparison, not fmaxf, so that NaN stays NaN.
+__device__ __forceinline__ constexpr float gdn_gate_floor() { return -112.0f; }
+
+// NOTE: above this a sum of squares is +inf (or NaN, which the comparison leaves out).
+__device__ __forceinline__ constexpr float gdn_float_max() { return 0x1.fffffep127f; }
+
 /// Where publish() puts the tokens.
 struct GdnTokenShared {
   float* k;      // [K+1][kPadDk] k rows (normalised); row K is zeros
@@ -126,7 +141,37 @@ struct GdnTokenLoads {
         g = p.g[gb];
         beta = p.beta[gb];
       }
+      g = g < gdn_gate_floor() ? gdn_gate_floor() : g;
     }
+  }
+
+  /// After a row's (q or k of one token) lanes summed its squares to `ss` (+inf: it overflowed)
+  /// and `inv` = rsqrtf(ss + eps): every row of the warp that overflowed is scaled by 2^-70 in
+  /// `x` (exact) and summed again, and `inv` is its reciprocal norm. The caller runs it for
+  /// every lane of the warp.
+  // NOTE: a row with a norm above about 1.8e19 (f32 and bf16 io) would be zeroed by
+  // rsqrtf(inf) = 0 where the float64 formula normalises it. Scaled by 2^-70 its sum of squares
+  // is at most dk * 2^116 and at least 2^-12, so it neither overflows nor needs the epsilon
+  // (1e-6 beside a sum >= 3.4e38). A row holding +-inf stays infinite, so rsqrtf gives 0 and
+  // the row NaN where the infinity is and 0 elsewhere, as in float64.
+  static __device__ __forceinline__ void renormalise(float (&x)[kRowVecs][4], float ss,
+                                                     float& inv) {
+    const bool overflowed = ss > gdn_float_max();
+    const float f = overflowed ? 0x1p-70f : 1.0f;
+    float s2 = 0.0f;
+#pragma unroll
+    for (int r = 0; r < kRowVecs; ++r) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        x[r][e] *= f;
+        s2 += x[r][e] * x[r][e];
+      }
+    }
+#pragma unroll
+    for (int offset = kRowLanes / 2; offset > 0; offset /= 2) {
+      s2 += __shfl_xor_sync(0xffffffffu, s2, offset);
+    }
+    if (overflowed) inv = rsqrtf(s2);
   }
 
   /// Gates by an inclusive scan over warp 0; q, k normalised (and q scaled) in registers; all of
@@ -171,8 +216,16 @@ struct GdnTokenLoads {
           ssq += __shfl_xor_sync(0xffffffffu, ssq, offset);
           ssk += __shfl_xor_sync(0xffffffffu, ssk, offset);
         }
-        mul_q *= rsqrtf(ssq + 1e-6f);
-        mul_k *= rsqrtf(ssk + 1e-6f);
+        float inv_q = rsqrtf(ssq + 1e-6f);
+        float inv_k = rsqrtf(ssk + 1e-6f);
+        // NOTE: a vote of the whole warp (rows of kRowLanes < 32 lanes share one), taken only
+        // when a sum overflowed: the common path pays a compare and the vote.
+        if (__any_sync(0xffffffffu, ssq > gdn_float_max() || ssk > gdn_float_max())) {
+          renormalise(qv[ps], ssq, inv_q);
+          renormalise(kv[ps], ssk, inv_k);
+        }
+        mul_q *= inv_q;
+        mul_k *= inv_k;
       }
       const int t = ps * kRowsPerPass + tid / kRowLanes;
       if (t < K) {

@@ -29,6 +29,10 @@ Comparison compare_impl(std::span<const double> reference, std::span<const T> ac
 
 void ComparisonAccumulator::add(double r, double a) {
   const std::size_t i = c_.count++;
+  if (rule_ == NonFinite::match && !std::isfinite(r) && !std::isfinite(a)) {
+    ++c_.nonfinite;
+    return;
+  }
   if (!std::isfinite(r) || !std::isfinite(a)) {
     ++c_.nan_count;
     if (!have_bad_) {
@@ -79,7 +83,7 @@ std::string Comparison::describe(std::string_view what) const {
                 "got=%.9g nan=%zu n=%zu",
                 static_cast<int>(std::min<std::size_t>(what.size(), 200)), what.data(), rel_err,
                 max_abs_err, max_abs_ref, worst_index, worst_ref, worst_actual, nan_count, count);
-  return buf;
+  return nonfinite == 0 ? std::string(buf) : buf + (" nonfinite=" + std::to_string(nonfinite));
 }
 
 Comparison compare(std::span<const double> reference, std::span<const double> actual) {

@@ -18,25 +18,35 @@ struct Comparison {
   double rel_err = 0;      ///< max_abs_err / max(max_abs_ref, tiny)
   /// First non-finite index if nan_count > 0, else the index of the largest error.
   std::size_t worst_index = 0;
-  std::size_t nan_count = 0;  ///< elements where actual or reference is NaN or inf
+  std::size_t nan_count = 0;  ///< elements where actual or reference is NaN or inf (NonFinite::
+                              ///< match: where only one of them is)
+  std::size_t nonfinite = 0;  ///< NonFinite::match: elements where both are NaN or inf
   std::size_t count = 0;      ///< elements compared
   double worst_ref = 0;       ///< reference[worst_index] (0 when count == 0)
   double worst_actual = 0;    ///< actual[worst_index] (0 when count == 0)
 
   /// True when nan_count == 0 and rel_err <= tol.
   bool passed(double tol) const;
-  /// One line: `what: rel_err=.. max_abs_err=.. max_abs_ref=.. worst[i] ref=.. got=.. nan=.. n=..`.
+  /// One line: `what: rel_err=.. max_abs_err=.. max_abs_ref=.. worst[i] ref=.. got=.. nan=.. n=..`
+  /// (then `nonfinite=..` where some pairs were both non-finite).
   std::string describe(std::string_view what) const;
 };
 
-/// Compares `actual` against `reference`; throws std::invalid_argument when sizes differ.
+/// What a comparison makes of non-finite values (NaN, +-inf).
+enum class NonFinite {
+  fail,   ///< any non-finite value, on either side, fails
+  match,  ///< a pair both non-finite matches (whatever their values); one side only fails
+};
+
 /// Builds a Comparison one pair at a time (for tensors too large to copy into vectors).
 class ComparisonAccumulator {
  public:
+  explicit ComparisonAccumulator(NonFinite rule = NonFinite::fail) : rule_(rule) {}
   void add(double reference, double actual);
   Comparison finish() const;
 
  private:
+  NonFinite rule_;
   Comparison c_;
   bool have_bad_ = false;
 };
@@ -45,6 +55,7 @@ class ComparisonAccumulator {
 /// tolerance 0 only when the count is 0 (so it reports beside the numeric checks).
 Comparison count_comparison(std::size_t wrong);
 
+/// Compares `actual` against `reference`; throws std::invalid_argument when sizes differ.
 Comparison compare(std::span<const double> reference, std::span<const double> actual);
 /// Same, for an fp32 result (e.g. copied back from the GPU or unpacked with unpack_io).
 Comparison compare(std::span<const double> reference, std::span<const float> actual);

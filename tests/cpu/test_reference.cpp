@@ -326,6 +326,35 @@ TEST_CASE("compare reports errors, non-finite values and the worst index", "[ref
   CHECK_THROWS_AS(compare(ref, std::vector<double>{1.0}), std::invalid_argument);
 }
 
+TEST_CASE("compare with NonFinite::match: non-finite exactly where the reference is",
+          "[reference]") {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  ComparisonAccumulator m(NonFinite::match);
+  m.add(1.0, 1.0);
+  m.add(nan, inf);
+  m.add(-inf, nan);
+  m.add(2.0, 2.5);
+  const Comparison ok = m.finish();
+  CHECK(ok.count == 4);
+  CHECK(ok.nonfinite == 2);
+  CHECK(ok.nan_count == 0);
+  CHECK(ok.rel_err == Approx(0.25));
+  CHECK(ok.passed(0.25));
+  CHECK(ok.describe("out").find("nonfinite=2") != std::string::npos);
+  m.add(3.0, nan);
+  m.add(inf, 4.0);
+  const Comparison bad = m.finish();
+  CHECK(bad.nan_count == 2);
+  CHECK(bad.worst_index == 4);
+  CHECK_FALSE(bad.passed(1e30));
+  // The default rule fails on any non-finite value, matched or not.
+  ComparisonAccumulator f;
+  f.add(nan, nan);
+  CHECK(f.finish().nan_count == 1);
+  CHECK(f.finish().describe("out").find("nonfinite") == std::string::npos);
+}
+
 TEST_CASE("reference rejects inconsistent problems", "[reference]") {
   GdnProblem p = make_random_problem({1, 1, 2, 2, 4, 4}, IoType::f32, 1);
   GdnProblem bad_heads = p;

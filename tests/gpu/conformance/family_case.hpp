@@ -17,12 +17,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/half_types.hpp"
+#include "gpu/conformance/number_hazard.hpp"
 #include "gpu/conformance/state_binding.hpp"
 #include "gpu/support/checks.hpp"
 #include "wyjit/jit.hpp"
@@ -40,6 +42,7 @@ enum class Suite {
   multi_gpu,   ///< run on two devices at once
   c_api,       ///< C launch == C++ launch, C check == C++ check
   sanitizer,   ///< the smallest useful samples, run under compute-sanitizer
+  numbers,     ///< hostile numbers in the inputs: each verify form, l2norm and fused gating
 };
 
 /// The variant's kernels, by name (Kernel::roles(); no GPU needed).
@@ -70,6 +73,9 @@ struct RigOptions {
   /// memcheck sees an access past the end of an allocation, not past the end of what a launch
   /// was given.
   std::size_t guard_bytes = 4096;
+  /// A hostile number put into the inputs of every launch (FamilyLaunch::number_hazards); the
+  /// results then compare by class (number_hazard.hpp).
+  std::optional<NumberHazard> hazard{};
 };
 
 /// A device buffer of the family's launch.
@@ -106,7 +112,8 @@ class FamilyLaunch {
   /// A new problem from `seed` for `plan`: `images` receives the images of buffers() then the
   /// pool (plan.pool_elems elements of tiles().type: NaN but where each sequence's initial state
   /// is). Inputs' padding and outputs are NaN. The family may pad more sequences than the plan
-  /// does, where its own arguments can (recorded for the calls below).
+  /// does, where its own arguments can (recorded for the calls below). Under a hazard
+  /// (RigOptions::hazard) the problem holds it, and so does the reference compare() uses.
   virtual void fill(std::uint64_t seed, const TilePlan& plan, const Padding& padding,
                     std::vector<std::vector<std::uint8_t>>& images) = 0;
 
@@ -130,6 +137,10 @@ class FamilyLaunch {
   /// order that does not depend on the addressing; empty: a padded or skipped item.
   virtual std::vector<std::vector<std::uint8_t>> canonical(
       const TilePlan& plan, const std::vector<std::vector<std::uint8_t>>& device) const = 0;
+
+  /// The hostile numbers the [hostile_numbers] suite runs this launch with, each in a rig of its
+  /// own (RigOptions::hazard). Default: none (a launch that reads no numbers, such as a commit).
+  virtual std::vector<NumberHazard> number_hazards() const { return {}; }
 
   /// Breaks one argument that the C++ and the C checks must both refuse (suite_c_api.cpp).
   /// Default: the first field of states() that `addressing` reads; a launch with no state

@@ -63,6 +63,13 @@ class Conv1dUpdateCase final : public FamilyCase {
                 {conv_spec(3, DType::f16, kWindow, kTable), 3, {1000, 1}},
                 {conv_spec(2, DType::f32, kInter, kSlot), 3, {37, 0}},
                 {conv_spec(5, DType::bf16, kWindow, kSlot), 3, {40, 0}}};
+      case Suite::numbers:
+        // Both forms, every io dtype, bias and SiLU (K odd: bias; K % 3 != 2: SiLU), both tile
+        // shapes; the launch modes are the wide and narrow kernels.
+        return {{conv_spec(3, DType::f32, kInter, kStrided), 3, {37, 0}, true},
+                {conv_spec(4, DType::bf16, kWindow, kSlot), 5, {1000, 1}},
+                {conv_spec(5, DType::f16, kInter, kTable), 3, {37, 1}},
+                {conv_spec(1, DType::bf16, kWindow, kStrided), 3, {40, 0}}};
       case Suite::sanitizer:
         return {{conv_spec(3, DType::bf16, kInter, kStrided), 3, {37, 0}},
                 {conv_spec(2, DType::f32, kWindow, kStrided), 5, {40, 1}},

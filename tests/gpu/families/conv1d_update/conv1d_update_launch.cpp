@@ -7,10 +7,13 @@
 #include "gpu/families/conv1d_update/conv1d_update_launch.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/conv1d_reference.hpp"
@@ -49,7 +52,8 @@ class Conv1dUpdateLaunch final : public FamilyLaunch {
         channels_(sample.shape[0]),
         contiguous_(sample.shape[1] != 0),
         io_(io_type(spec_.io)),
-        wt_(io_type(spec_.weight)) {
+        wt_(io_type(spec_.weight)),
+        hazard_(options.hazard) {
     const std::int64_t pad = options.padded ? 1 : 0;
     const std::int64_t C = channels_;
     K_ = spec_.k;
@@ -116,7 +120,8 @@ class Conv1dUpdateLaunch final : public FamilyLaunch {
     const std::size_t C = static_cast<std::size_t>(channels_);
     const std::size_t H = static_cast<std::size_t>(H_);
     const Conv1dShape shape{batch_, channels_, K_, spec_.width, spec_.bias, spec_.silu};
-    const Conv1dProblem p = make_random_conv1d_problem(shape, io_, wt_, seed);
+    Conv1dProblem p = make_random_conv1d_problem(shape, io_, wt_, seed);
+    if (hazard_) apply_hazard(*hazard_, p);
     reference_ = conv1d_reference(p);
 
     // Window offsets first, whatever the addressing, so that every mode reads the same history.
@@ -197,7 +202,8 @@ class Conv1dUpdateLaunch final : public FamilyLaunch {
     const std::size_t C = static_cast<std::size_t>(channels_);
     const std::uint8_t* y = device.at(1).data();
     const std::uint8_t* pool = device.back().data();
-    ComparisonAccumulator y_cmp;
+    const NonFinite rule = nonfinite_rule(hazard_);
+    ComparisonAccumulator y_cmp(rule);
     for (std::size_t r = 0; r < rows_; ++r) {
       if (padded_[r / static_cast<std::size_t>(K_)]) continue;
       for (std::size_t ch = 0; ch < C; ++ch) {
@@ -205,7 +211,7 @@ class Conv1dUpdateLaunch final : public FamilyLaunch {
                   load_io(y, r * static_cast<std::size_t>(args_.y_stride) + ch, io_));
       }
     }
-    ComparisonAccumulator state_cmp;
+    ComparisonAccumulator state_cmp(rule);
     for_each_write(plan, [&](int b, int t, int tile) {
       for (int ch = 0; ch < channels_; ++ch) {
         for (int j = 0; j < written_cols_; ++j) {
@@ -213,8 +219,9 @@ class Conv1dUpdateLaunch final : public FamilyLaunch {
         }
       }
     });
-    // A state holds inputs, so it must be bit for bit what was read.
-    return {{"y", y_cmp.finish(), y_tolerance(spec_.io)},
+    // A state holds inputs, so it must be bit for bit what was read (a NaN or an infinity too,
+    // by class).
+    return {{"y", y_cmp.finish(), hazard_tolerance(hazard_, y_tolerance(spec_.io))},
             {"states written", state_cmp.finish(), 0.0}};
   }
 
@@ -248,6 +255,20 @@ class Conv1dUpdateLaunch final : public FamilyLaunch {
     return items;
   }
 
+  // NaN, +inf and -inf in one element of x, of the weights and of the bias.
+  std::vector<NumberHazard> number_hazards() const override {
+    std::vector<NumberHazard> list;
+    for (const char* input : {"x", "weight", "bias"}) {
+      if (std::string_view(input) == "bias" && !spec_.bias) continue;
+      for (const double v :
+           {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+            -std::numeric_limits<double>::infinity()}) {
+        list.push_back(hazard_element(input, v));
+      }
+    }
+    return list;
+  }
+
   void check_args() const override { check_conv1d_update_args(spec_, args_); }
   wyjit_status check_args_c(const char* name) const override {
     return wyjit_check_conv1d_update(name, &args_);
@@ -265,6 +286,28 @@ class Conv1dUpdateLaunch final : public FamilyLaunch {
   }
 
  private:
+  // `h` in sequence batch/2, token K/2 (or every token), channel channels/3 of x; weight w = 1
+  // (of W) and the bias of that channel.
+  void apply_hazard(const NumberHazard& h, Conv1dProblem& p) const {
+    const std::size_t C = static_cast<std::size_t>(channels_);
+    const std::size_t K = static_cast<std::size_t>(K_);
+    const std::size_t c = C / 3;
+    const float value = static_cast<float>(h.value);
+    if (h.row) throw std::logic_error("conv1d_update has no rows to scale: " + h.describe());
+    if (h.input == "x") {
+      const std::size_t b = static_cast<std::size_t>(batch_ / 2);
+      for (std::size_t t = h.every_token ? 0 : K / 2; t < (h.every_token ? K : K / 2 + 1); ++t) {
+        p.x[(b * K + t) * C + c] = round_to_io(value, io_);
+      }
+    } else if (h.input == "weight") {
+      p.weight[c * static_cast<std::size_t>(spec_.width) + 1] = round_to_io(value, wt_);
+    } else if (h.input == "bias" && spec_.bias) {
+      p.bias_values[c] = round_to_io(value, wt_);
+    } else {
+      throw std::logic_error("conv1d_update has no input for " + h.describe());
+    }
+  }
+
   std::size_t buffer_count() const { return 3 + (spec_.bias ? 1 : 0) + (window_ ? 1 : 0); }
 
   // Element (channel c, column j) of `tile` in the pool.
@@ -308,6 +351,7 @@ class Conv1dUpdateLaunch final : public FamilyLaunch {
   bool window_ = false;
   std::size_t tile_ = 0;  // elements one state tile spans
   std::size_t rows_ = 0;  // batch*K
+  std::optional<NumberHazard> hazard_;
   Conv1dUpdateArgs args_;
   // The last fill().
   Conv1dReference reference_;

@@ -97,10 +97,10 @@ std::vector<bool> GdnTokenBuffers::out_mask(const Live& live) const {
 }
 
 Comparison GdnTokenBuffers::compare_out(const std::vector<double>& reference,
-                                        const std::vector<std::uint8_t>& out,
-                                        const Live& live) const {
+                                        const std::vector<std::uint8_t>& out, const Live& live,
+                                        NonFinite rule) const {
   const std::size_t o = static_cast<std::size_t>(o_stride_);
-  ComparisonAccumulator cmp;
+  ComparisonAccumulator cmp(rule);
   for (std::size_t r = 0; r < rows_; ++r) {
     if (!live(static_cast<int>(r / static_cast<std::size_t>(shape_.k)))) continue;
     for (std::size_t j = 0; j < row_elems_; ++j) {

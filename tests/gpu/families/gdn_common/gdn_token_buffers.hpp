@@ -41,7 +41,7 @@ class GdnTokenBuffers {
   std::vector<bool> out_mask(const Live& live) const;
   /// The live rows of `out` (a device image) against `reference` ([batch*K][HV][dv]).
   Comparison compare_out(const std::vector<double>& reference, const std::vector<std::uint8_t>& out,
-                         const Live& live) const;
+                         const Live& live, NonFinite rule = NonFinite::fail) const;
   /// Row r's bytes of `out` as item r of batch*K (empty for a padded sequence).
   std::vector<std::vector<std::uint8_t>> out_rows(const std::vector<std::uint8_t>& out,
                                                   const Live& live) const;

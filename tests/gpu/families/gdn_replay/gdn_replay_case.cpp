@@ -66,6 +66,8 @@ class GdnReplayCase final : public FamilyCase {
         return {{replay(4, 16, f32, vk, kStrided), 3, {2, 4}},
                 {replay(2, 8, bf16, kv, kTable), 3, {2, 8}},
                 {replay(1, 8, f32, vk, kSlot, true), 5, {2, 4}}};
+      case Suite::numbers:
+        return number_samples();
       case Suite::sanitizer:
         return {{replay(2, 8, bf16, vk, kStrided), 3, {2, 4}},
                 {replay(1, 8, f32, kv, kTable), 3, {2, 4}},
@@ -91,6 +93,31 @@ class GdnReplayCase final : public FamilyCase {
   }
 
  private:
+  // Each verify form (vk in turn and WY, kv WY: the verify launch modes) with l2norm and raw
+  // gates, and with fused gating without l2norm; f32 and bf16 io (f16 cannot hold the 1e20
+  // rows), a 16-bit checkpoint, dk 64 (two q/k rows per warp), K = 1, folding and not (the
+  // cursors of replay_problem.hpp), odd batches.
+  static std::vector<Sample> number_samples() {
+    const auto with = [](GdnReplaySpec s, bool l2norm, DType io = DType::bf16, int dk = 128) {
+      s.l2norm_qk = l2norm;
+      s.io = io;
+      s.dk = dk;
+      return s;
+    };
+    constexpr DType f32 = DType::f32;
+    constexpr DType bf16 = DType::bf16;
+    constexpr Layout vk = Layout::vk;
+    constexpr Layout kv = Layout::kv;
+    return {
+        {with(replay(4, 16, f32, vk, kStrided), true, f32), 3, {2, 4}, true},
+        {with(replay(2, 8, bf16, vk, kSlot, true), false), 5, {1, 2}},
+        {with(replay(2, 8, f32, vk, kTable), true, bf16, 64), 3, {2, 4}},
+        {with(replay(4, 16, f32, kv, kTable), true, f32), 3, {2, 4}},
+        {with(replay(3, 8, f32, kv, kStrided, true), false), 5, {2, 2}, true},
+        {with(replay(1, 8, bf16, kv, kSlot), true), 3, {1, 2}},
+    };
+  }
+
   // K 1, 2, 4 with logs of 8 and 16 entries in both layouts, strided (the suite runs each with
   // table and slot addressing too), the checkpoint in f32 and bf16 in turn, fused gating on
   // some; padded batch 3 keeps the padded-sequence and skipped-write cases at every K.

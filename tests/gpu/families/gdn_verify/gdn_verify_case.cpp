@@ -63,6 +63,8 @@ class GdnVerifyCase final : public FamilyCase {
         gated.fused_gating = true;
         return {{spec(4, DType::bf16), 3, {2, 4}}, {l2, 3, {1, 2}}, {gated, 3, {2, 2}}};
       }
+      case Suite::numbers:
+        return number_samples();
       case Suite::sanitizer: {
         GdnVerifySpec all = spec(4, DType::f16, Addressing::slot);
         all.l2norm_qk = true;
@@ -81,6 +83,29 @@ class GdnVerifyCase final : public FamilyCase {
   }
 
  private:
+  // Both forms (vk in turn, kv in the WY form), each with l2norm and raw gates, and with fused
+  // gating without l2norm; f32 and bf16 io (f16 cannot hold the 1e20 rows), a 16-bit state, dk
+  // 64 (two q/k rows per warp), K = 1, odd batches.
+  static std::vector<Sample> number_samples() {
+    const auto with = [](GdnVerifySpec s, bool l2norm, bool gating, int dk = 128) {
+      s.l2norm_qk = l2norm;
+      s.fused_gating = gating;
+      s.dk = dk;
+      return s;
+    };
+    constexpr Layout vk = Layout::vk;
+    constexpr Layout kv = Layout::kv;
+    return {
+        {with(spec(4, DType::f32, Addressing::strided, vk), true, false), 3, {2, 4}, true},
+        {with(spec(3, DType::bf16, Addressing::table, vk, DType::bf16), false, true), 5, {1, 2}},
+        {with(spec(1, DType::bf16, Addressing::slot, vk), true, true), 3, {1, 2}},
+        {with(spec(3, DType::f32, Addressing::strided, vk), true, false, 64), 3, {2, 4}},
+        {with(spec(4, DType::f32, Addressing::slot, kv), true, false), 3, {2, 4}},
+        {with(spec(5, DType::bf16, Addressing::strided, kv), false, true), 5, {2, 2}, true},
+        {with(spec(2, DType::bf16, Addressing::table, kv, DType::bf16), true, false), 3, {1, 2}},
+    };
+  }
+
   // Every layout and state dtype at K 1..32 on three shapes, strided (the suite runs each with
   // table and slot addressing too). NOTE: HV=32 only up to K=8 (its state volume grows with
   // K); padded batch 3 keeps the padded-sequence and skipped-state cases at every K.

@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/gdn_reference.hpp"
+#include "gpu/families/gdn_common/gdn_number_hazards.hpp"
 #include "gpu/families/gdn_common/gdn_token_buffers.hpp"
 #include "gpu/support/host_tensor.hpp"
 #include "wyjit/gdn_verify.hpp"
@@ -46,7 +48,8 @@ class GdnVerifyLaunch final : public FamilyLaunch {
         hv_(sample.shape[1]),
         io_(io_type(spec_.io)),
         st_(io_type(spec_.state)),
-        tokens_(shape(), io_, options.padded) {
+        tokens_(shape(), io_, options.padded),
+        hazard_(options.hazard) {
     rows_ = static_cast<std::size_t>(batch_) * static_cast<std::size_t>(spec_.k);
     tile_ = static_cast<std::size_t>(hv_) * static_cast<std::size_t>(spec_.dv) *
             static_cast<std::size_t>(spec_.dk);
@@ -70,6 +73,7 @@ class GdnVerifyLaunch final : public FamilyLaunch {
     const std::size_t heads = static_cast<std::size_t>(hv_);
     GdnProblem p = make_random_problem(shape(), io_, seed);
     for (float& x : p.state0) x = round_to_io(x, st_);  // the kernel reads the stored type
+    if (hazard_) apply_number_hazard(*hazard_, p, io_);
     reference_ = gdn_reference(p);
     tokens_.append_images(p, images);
 
@@ -116,13 +120,14 @@ class GdnVerifyLaunch final : public FamilyLaunch {
       const TilePlan& plan, const std::vector<std::vector<std::uint8_t>>& device) const override {
     const int K = spec_.k, dk = spec_.dk, dv = spec_.dv;
     const std::uint8_t* pool = device.at(out_buffer() + 1).data();
+    const NonFinite rule = nonfinite_rule(hazard_);
     std::vector<CheckedTensor> checks;
-    checks.push_back({"out",
-                      tokens_.compare_out(reference_.out, device.at(out_buffer()), live(plan)),
-                      out_tolerance(spec_)});
+    checks.push_back(
+        {"out", tokens_.compare_out(reference_.out, device.at(out_buffer()), live(plan), rule),
+         hazard_tolerance(hazard_, out_tolerance(spec_))});
 
     for (int t = 0; t < K; ++t) {
-      ComparisonAccumulator cmp;
+      ComparisonAccumulator cmp(rule);
       for (int b = 0; b < batch_; ++b) {
         const int tile = plan.write_tile(b, t);
         if (tile < 0) continue;
@@ -148,7 +153,7 @@ class GdnVerifyLaunch final : public FamilyLaunch {
       }
       if (cmp.finish().count > 0) {
         checks.push_back({t == K - 1 ? "final state" : "state after token " + std::to_string(t),
-                          cmp.finish(), state_tolerance(spec_)});
+                          cmp.finish(), hazard_tolerance(hazard_, state_tolerance(spec_))});
       }
     }
     return checks;
@@ -169,6 +174,10 @@ class GdnVerifyLaunch final : public FamilyLaunch {
       items[rows_ + x].assign(start, start + static_cast<std::ptrdiff_t>(tile_ * st));
     }
     return items;
+  }
+
+  std::vector<NumberHazard> number_hazards() const override {
+    return gdn_number_hazards(shape(), io_);
   }
 
   void check_args() const override { check_gdn_verify_args(spec_, args_); }
@@ -199,6 +208,7 @@ class GdnVerifyLaunch final : public FamilyLaunch {
   int batch_, hk_, hv_;
   IoType io_, st_;
   GdnTokenBuffers tokens_;
+  std::optional<NumberHazard> hazard_;
   std::size_t rows_ = 0;  // batch*K
   std::size_t tile_ = 0;  // HV*dk*dv: one state tile
   GdnVerifyArgs args_;
