@@ -4,7 +4,7 @@ of a call are read in the library through their framework's DLPack exchange API
 (`type(x).__dlpack_c_exchange_api__`, PyTorch's since 2.10) and checked there against the ones
 they replace, instead of reading dtype, shape, strides, device and data_ptr in Python.
 
-NOTE: measured (tools/bench/python_host_cost.py, docs/PERFORMANCE.md "Python host cost"): those
+NOTE: measured (tools/bench/python_host_cost.py, docs/host-cost.md): those
 five reads cost about 1.5 us a torch tensor in Python on the CI-class machine, most of a
 prepared launch; in C they cost a fraction of that. The Python path (_slots.py) stays for
 everything else: other array types, raw pointers, a library without this entry point, and the

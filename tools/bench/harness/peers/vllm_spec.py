@@ -28,7 +28,10 @@ SOURCE = registry.Peer(
     module="vllm.model_executor.layers.fla.ops.fused_recurrent",
     function="fused_recurrent_gated_delta_rule",
     kernel_file="vllm/model_executor/layers/fla/ops/fused_recurrent.py",
-    closure=("vllm/model_executor/layers/fla/ops/op.py",),
+    # NOTE: op.py imports `.utils.is_gather_supported` at module level, so utils.py is part of
+    # the closure; utils.py imports vllm.platforms (stubbed below) and vllm.triton_utils.
+    closure=("vllm/model_executor/layers/fla/ops/op.py",
+             "vllm/model_executor/layers/fla/ops/utils.py"),
     stubs=(
         *registry.VLLM_MARKERS,
         registry.marker("vllm/model_executor/layers/fla/__init__.py"),
@@ -38,6 +41,17 @@ SOURCE = registry.Peer(
             "the real one imports chunk, layernorm and the other FLA ops",
         ),
         registry.VLLM_TRITON_UTILS,
+        registry.Stub(
+            "vllm/platforms/__init__.py",
+            "# STUB (wyjit harness) for vllm.platforms: only what fla/ops/utils.py asks at\n"
+            "# import (is the device CUDA-like; vLLM's CUDA and ROCm platforms say yes).\n"
+            "import torch\n\n\n"
+            "class _Platform:\n"
+            "    def is_cuda_alike(self):\n"
+            "        return torch.cuda.is_available()\n\n\n"
+            "current_platform = _Platform()\n",
+            "the real module detects and configures every platform vLLM runs on",
+        ),
     ),
 )
 
