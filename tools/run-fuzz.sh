@@ -26,7 +26,7 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
 fi
 build="${WYJIT_FUZZ_BUILD_DIR:-build-fuzz}"
 [[ "$build" == /* ]] || build="$root/$build"
-read -r -a targets <<<"${WYJIT_FUZZ_TARGETS:-spec_names entry_decode cli_args capi_check}"
+read -r -a targets <<<"${WYJIT_FUZZ_TARGETS:-spec_names entry_decode cli_args capi_check model_config}"
 jobs="${WYJIT_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 
 die() {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "spec/gdn_model.hpp"
 
+#include <cstdint>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -100,7 +101,13 @@ std::optional<int> gdn_layers(const std::string& path, const Section& s,
   if (layers && interval != s.fields.end() && interval->is_number_integer() &&
       interval->get<long long>() > 0) {
     const auto every = interval->get<long long>();
-    return *layers - static_cast<int>(*layers / every);
+    const int count = *layers - static_cast<int>(*layers / every);
+    if (count == 0) {
+      fail(path, s.prefix + "full_attention_interval = " + text_of(*interval) +
+                     " makes all num_hidden_layers = " + std::to_string(*layers) +
+                     " full attention: the model has no GDN layer");
+    }
+    return count;
   }
   return std::nullopt;
 }
@@ -111,7 +118,8 @@ GdnModel parse_gdn_model(std::string_view config, const std::string& path) {
   json root;
   try {
     root = json::parse(config);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // NOTE: not only parse_error: a number past a double (1e400) is out_of_range.
     fail(path, std::string("not valid JSON: ") + e.what());
   }
   if (!root.is_object()) fail(path, "not a JSON object");
@@ -167,8 +175,16 @@ GdnShard shard_gdn_model(const GdnModel& model, int tp) {
   shard.tp = tp;
   shard.num_key_heads = model.num_key_heads.value / tp;
   shard.num_value_heads = model.num_value_heads.value / tp;
-  shard.conv_channels = 2 * shard.num_key_heads * model.key_head_dim.value +
-                        shard.num_value_heads * model.value_head_dim.value;
+  // NOTE: in 64 bits: head counts and dims up to INT_MAX each make far more channels than an int.
+  const std::int64_t channels = 2 * std::int64_t{shard.num_key_heads} * model.key_head_dim.value +
+                                std::int64_t{shard.num_value_heads} * model.value_head_dim.value;
+  if (channels > std::numeric_limits<int>::max()) {
+    fail(model.path, "a rank's convolution has " + std::to_string(channels) + " channels (" +
+                         model.num_key_heads.source() + ", " + model.key_head_dim.source() + ", " +
+                         model.num_value_heads.source() + ", " + model.value_head_dim.source() +
+                         ", tp " + std::to_string(tp) + "): more than 2147483647");
+  }
+  shard.conv_channels = static_cast<int>(channels);
   return shard;
 }
 

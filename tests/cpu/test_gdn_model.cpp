@@ -179,6 +179,43 @@ TEST_CASE("gdn model: tensor parallelism splits whole heads, else names the fiel
   CHECK_THROWS_WITH(wyjit::detail::shard_gdn_model(odd, 8),
                     "odd.json: tensor-parallel degree 8 does not divide linear_num_value_heads = "
                     "50: every rank must hold whole heads");
+  // Channels past an int are refused, not wrapped (found by fuzz/fuzz_model_config.cpp).
+  json huge = fixture(kNext);
+  huge["linear_key_head_dim"] = 2147483647;
+  const GdnModel wide = wyjit::detail::parse_gdn_model(huge.dump(), "huge.json");
+  CHECK_THROWS_WITH(wyjit::detail::shard_gdn_model(wide, 1),
+                    Catch::StartsWith("huge.json: a rank's convolution has 68719480800 channels "
+                                      "(linear_num_key_heads = 16, linear_key_head_dim = "
+                                      "2147483647") &&
+                        Catch::EndsWith("tp 1): more than 2147483647"));
+}
+
+TEST_CASE("gdn model: a number past a double is refused as invalid JSON", "[gdn_model]") {
+  // Found by fuzz/fuzz_model_config.cpp: nlohmann's out_of_range escaped the reader.
+  for (const char* text : {"9199000000000e100000000e15", "{\"linear_num_key_heads\": 1e400}"}) {
+    try {
+      (void)wyjit::detail::parse_gdn_model(text, "config.json");
+      FAIL("accepted " << text);
+    } catch (const wyjit::Error& e) {
+      CHECK(e.code() == wyjit::ErrorCode::invalid_argument);
+      CHECK_THAT(e.what(), Catch::StartsWith("config.json: not valid JSON: "));
+    }
+  }
+}
+
+TEST_CASE("gdn model: a full_attention_interval of 1 leaves no GDN layer and is refused",
+          "[gdn_model]") {
+  json config = fixture(kNext);
+  config.erase("layer_types");
+  config["full_attention_interval"] = 1;
+  CHECK(refusal(config) ==
+        "config.json: full_attention_interval = 1 makes all num_hidden_layers = " +
+            std::to_string(config["num_hidden_layers"].get<int>()) +
+            " full attention: the model has no GDN layer");
+  config["full_attention_interval"] = 4;
+  const GdnModel m = wyjit::detail::parse_gdn_model(config.dump(), "config.json");
+  REQUIRE(m.gdn_layers.has_value());
+  CHECK(*m.gdn_layers == *m.layers - *m.layers / 4);
 }
 
 TEST_CASE(
