@@ -106,9 +106,10 @@ wyjit_status LaunchRig::launch_c(const wyjit_kernel* kernel, CUstream stream) co
 std::vector<std::string> LaunchRig::corrupt_indices(std::uint64_t seed, CUstream stream) {
   static constexpr std::string_view kIndexArrays[] = {"read_slot", "write_slot", "cursor",
                                                       "accepted", "window_offset"};
+  // NOTE: 0 too: an accepted count of 0 (the edge of 0..K), a slot or offset many share.
   static constexpr std::int32_t kHostile[] = {
-      std::numeric_limits<std::int32_t>::min(), -1,   -2,    1 << 20,
-      std::numeric_limits<std::int32_t>::max(), 4096, -65536};
+      std::numeric_limits<std::int32_t>::min(), -1,   -2,     1 << 20,
+      std::numeric_limits<std::int32_t>::max(), 4096, -65536, 0};
   std::mt19937_64 rng(seed);
   std::vector<std::string> corrupted;
   for (std::size_t i = 0; i < specs_.size(); ++i) {

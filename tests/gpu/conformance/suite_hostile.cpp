@@ -2,11 +2,12 @@
 // Hostile device indices: every family's small launches (one per addressing mode and kernel)
 // with every device index array it reads (slot arrays, replay cursors and accepted counts,
 // window offsets) overwritten with values no engine should pass (negative, INT_MIN, INT_MAX,
-// far past the pool, random). The host cannot see them; the kernels must stay inside the
-// buffers they were given (docs/hostile-input.md says what they compute then). Checked twice:
-// with 4 KiB guard regions around every buffer, whose bytes must be unchanged, and in buffers of
-// exactly their size under compute-sanitizer (the [sanitize] tag; tools/run-gpu-suite.sh).
-// The outputs are not compared: with hostile indices the contract names none.
+// far past the pool, random) and 0 (an accepted count of 0, one slot for every sequence). The host
+// cannot see them; the kernels must stay inside the buffers they were given (docs/hostile-input.md
+// says what they compute then). Checked twice: with 4 KiB guard regions around every buffer, whose
+// bytes must be unchanged, and in buffers of exactly their size under compute-sanitizer (the
+// [sanitize] tag; tools/run-gpu-suite.sh). The outputs are not compared: with hostile indices the
+// contract names none.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
