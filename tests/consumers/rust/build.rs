@@ -2,7 +2,7 @@
 // Links libwyjit.so from the folder in $WYJIT_LIB_DIR (an installed prefix's lib/), with an
 // rpath so the program runs without LD_LIBRARY_PATH; and compiles and runs c_header.c against
 // the headers in $WYJIT_INCLUDE_DIR (with $CC, default cc), which writes the C API's constants
-// and struct layouts as Rust source for src/main.rs to check its declarations against.
+// and struct layouts as Rust source for src/ffi.rs to check its declarations against.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Run by build.rs: prints, as Rust source, what src/main.rs needs from the installed
+ * Run by build.rs: prints, as Rust source, what src/ffi.rs needs from the installed
  * wyjit/wyjit.h (its constants, and the size, alignment and field offsets of every struct that
- * main.rs declares with #[repr(C)]), so that main.rs checks its declarations against the C
+ * ffi.rs declares with #[repr(C)]), so that ffi.rs checks its declarations against the C
  * compiler's at compile time instead of trusting a hand-written copy.
  */
 #include <stddef.h>
