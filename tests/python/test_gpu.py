@@ -6,7 +6,9 @@ rollback forms, the three addressing modes, both kernel paths bit for bit, a tor
 and gdn_replay's (gpu_replay.py: hundreds of verify + commit steps against the float64
 recurrence, materialize, a step of two layers in a torch CUDA graph); and prepared launches
 (gpu_prepared.py: every launch and addressing mode bit for bit against the one-shot launch,
-over several steps and in a torch CUDA graph).
+over several steps and in a torch CUDA graph); and the torch custom ops (gpu_torch_ops.py: each
+op bit for bit against the plain launch, steps of ops under torch.compile(fullgraph=True) and in
+torch CUDA graphs against eager).
 
 Skipped (the reason starts with "wyjit-gpu-unavailable") without torch or a CUDA device. Runs
 without pytest too: `python3 tests/python/test_gpu.py`.
@@ -34,6 +36,7 @@ from gpu_support import (  # noqa: E402,F401 (the harness reads these names here
 import gpu_conv1d as conv1d  # noqa: E402
 import gpu_prepared as prepared  # noqa: E402
 import gpu_replay as replay  # noqa: E402
+import gpu_torch_ops as torch_ops  # noqa: E402
 
 if pytest is not None:
     pytestmark = pytest.mark.skipif(bool(UNAVAILABLE), reason=f"wyjit-gpu-unavailable: {UNAVAILABLE}")
@@ -400,6 +403,21 @@ if pytest is not None:
     def test_a_prepared_launch_in_a_torch_cuda_graph_equals_one_shot(jit):
         prepared.check_prepared_in_a_torch_graph(jit)
 
+    @pytest.mark.parametrize("label", torch_ops.LABELS)
+    def test_a_torch_op_equals_the_plain_launch_bit_for_bit(jit, label):
+        torch_ops.check_op_equals_plain(jit, label)
+
+    @pytest.mark.parametrize("problem", list(torch_ops.PROBLEMS))
+    def test_a_step_of_torch_ops_under_torch_compile_equals_eager(jit, problem):
+        torch_ops.check_compiled_step_equals_eager(jit, problem)
+
+    @pytest.mark.parametrize("problem", list(torch_ops.PROBLEMS))
+    def test_a_step_of_torch_ops_in_a_cuda_graph_equals_eager(jit, problem):
+        torch_ops.check_graphed_step_equals_eager(jit, problem)
+
+    def test_a_torch_op_raises_the_plain_launchs_error(jit):
+        torch_ops.check_errors_match_plain(jit)
+
 
 if __name__ == "__main__":
     if UNAVAILABLE:
@@ -425,6 +443,12 @@ if __name__ == "__main__":
     cases += [(f"prepared {label} == one-shot", prepared.check_prepared_equals_one_shot, (label,))
               for label in prepared.LABELS]
     cases += [("prepared in a torch graph", prepared.check_prepared_in_a_torch_graph, ())]
+    cases += [(f"torch op {label} == plain", torch_ops.check_op_equals_plain, (label,))
+              for label in torch_ops.LABELS]
+    cases += [(f"torch ops {p} {how}", check, (p,)) for p in torch_ops.PROBLEMS
+              for how, check in (("compiled", torch_ops.check_compiled_step_equals_eager),
+                                 ("in CUDA graphs", torch_ops.check_graphed_step_equals_eager))]
+    cases += [("torch op errors", torch_ops.check_errors_match_plain, ())]
     failed = 0
     with new_jit() as manager:
         for name, check, args in cases:
