@@ -29,6 +29,10 @@ struct GdnTileMap {
       warp = tid / 32;
     }
   }
+  // One column a thread (the interface of tile maps that own several).
+  static constexpr int kColSlots = 1;
+  __host__ __device__ static constexpr int col_slot(int) { return 0; }
+  __device__ __forceinline__ int col_at(int) const { return col; }
   __device__ __forceinline__ int first_i(int c) const {
     if constexpr (C::kLayout == kLayoutVK) return (c * C::kLanesPerCol + lane_in_col) * 4;
     return warp * (C::kDk / C::kWarps) + c * 4;

@@ -100,7 +100,7 @@ struct GdnReplayShared {
   float* p;            // [K][kCols] S_cur^T k_t
   float* r;            // [K][kCols] S_cur^T q_t
   float* u;            // [K][kCols] u_t
-  float* red;          // kv: [warps][2K][kCols] partial dots
+  float* red;          // WY: [parts][2K][kCols] partial dots (gdn_replay_wy_parts)
 
   __device__ __forceinline__ explicit GdnReplayShared(float* smem) {
     constexpr int K = C::kK;
@@ -160,9 +160,10 @@ __device__ __forceinline__ float load_live_log(const GdnLogTile<C>& log, const G
 }
 
 /// This thread's elements of S_cur = e^{G_cur} S0 + sum_j w_j k_j u_j^T, in place in `s` (its
-/// S0 elements): the fold, and materialize.
-template <class C>
-__device__ __forceinline__ void apply_live_log(const GdnTileMap<C>& tile, float (&s)[C::kVecs][4],
+/// S0 elements): the fold, and materialize. Tile: the element map (GdnTileMap or the WY
+/// verify's tensor-core tile), a thread's vectors spread over Tile::kColSlots columns.
+template <class C, class Tile>
+__device__ __forceinline__ void apply_live_log(const Tile& tile, float (&s)[C::kVecs][4],
                                                float eg_cur, int len, const float* lk,
                                                const float* lu, const float* lw) {
 #pragma unroll
@@ -171,13 +172,17 @@ __device__ __forceinline__ void apply_live_log(const GdnTileMap<C>& tile, float 
     for (int e = 0; e < 4; ++e) s[c][e] *= eg_cur;
   }
   for (int j = 0; j < len; ++j) {
-    const float wu = lw[j] * lu[j * C::kCols + tile.col];
+    float wu[Tile::kColSlots];
+#pragma unroll
+    for (int slot = 0; slot < Tile::kColSlots; ++slot) {
+      wu[slot] = lw[j] * lu[j * C::kCols + tile.col_at(slot)];
+    }
 #pragma unroll
     for (int c = 0; c < C::kVecs; ++c) {
       float kk[4];
       load4(lk + j * C::kPadDk + tile.first_i(c), kk);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) s[c][e] += kk[e] * wu;
+      for (int e = 0; e < 4; ++e) s[c][e] += kk[e] * wu[Tile::col_slot(c)];
     }
   }
 }

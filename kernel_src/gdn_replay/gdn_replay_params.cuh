@@ -41,6 +41,15 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_block_cols(int dk, int dv, int layout
   return layout == kLayoutVK && per_block > dv ? dv : per_block;
 }
 
+/// Warps whose partial dots a WY verify sums through shared memory: kv, every warp (a warp a dk
+/// slice); vk, the dk slices of its tensor-core tiles (a warp owns whole tiles of 16 columns,
+/// so a strip of fewer tiles than warps splits dk), 1 when there is nothing to sum.
+WYJIT_HOST_DEVICE constexpr int gdn_replay_wy_parts(int cols, int layout) {
+  return layout == kLayoutKV              ? gdn_threads() / 32
+         : gdn_threads() / 32 > cols / 16 ? (gdn_threads() / 32) / (cols / 16)
+                                          : 1;
+}
+
 /// The verify kernel a layout has for `path`: kv has only the WY form.
 WYJIT_HOST_DEVICE constexpr int gdn_replay_path(int layout, int path) {
   return layout == kLayoutVK ? path : kReplayWy;
@@ -57,7 +66,9 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_verify_smem_bytes(int K, int L, int d
       + L * pdk + L * cols + L                               // the live log: k, u strip, weights
       + (path == kReplayWy ? 2 * L * K                       // log dots k_j.k_t, k_j.q_t
                                  + 4 * K * K + 3 * K * cols  // solve, p, r, u
-                                 + (layout == kLayoutKV ? (gdn_threads() / 32) * 2 * K * cols : 0)
+                                 + (gdn_replay_wy_parts(cols, layout) > 1
+                                        ? gdn_replay_wy_parts(cols, layout) * 2 * K * cols
+                                        : 0)  // partial dots
                            : 0);
   return floats * 4;
 }

@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(C::kThreads)
   const float g_cur = load_live_log(log, cur, hk, vh, j0, lk, lu, lw);
   copy16_wait();
   __syncthreads();
-  apply_live_log(tile, s, expf(g_cur), cur.len, lk, lu, lw);
+  apply_live_log<C>(tile, s, expf(g_cur), cur.len, lk, lu, lw);
 #pragma unroll
   for (int c = 0; c < C::kVecs; ++c) tile.store(dst, j0, s[c], c);
 }

@@ -7,8 +7,9 @@
 //                 the K tokens in turn on it, as the classic vk verify (gdn_replay_tokens.cuh);
 //   WY (vk, kv)   without forming S_cur,
 //                   S_cur^T x = e^{G_cur} S0^T x + sum_{j live} e^{G_cur - G_j} (k_j . x) u_j:
-//                 the 2K dots S0^T k_t, S0^T q_t per column and the len x K log dots, the
-//                 K x K solve as the classic WY form, S_cur in registers only for a fold.
+//                 the 2K dots S0^T k_t, S0^T q_t per column (vk: on tensor cores,
+//                 gdn_replay_project.cuh) and the len x K log dots, the K x K solve as the
+//                 classic WY form, S_cur in registers only for a fold.
 // Either way it writes the outputs and one log entry per token, and a fold rounds once to the
 // state dtype. Every column is independent given the shared scalars: blocks own disjoint strips
 // and never read what another writes.
@@ -19,6 +20,8 @@
 #include "common/state_refs.cuh"
 #include "common/types.cuh"
 #include "gdn_replay/gdn_replay_config.cuh"
+#include "gdn_replay/gdn_replay_mma_tile.cuh"
+#include "gdn_replay/gdn_replay_project.cuh"
 #include "gdn_replay/gdn_replay_tokens.cuh"
 
 namespace wyjit_kernels {
@@ -169,95 +172,6 @@ __device__ __forceinline__ void replay_solve_wc(const GdnReplayShared<C>& sh) {
   }
 }
 
-/// p_t = S_cur^T k_t and r_t = S_cur^T q_t for the block's columns: S0's part from this thread's
-/// elements reduced over the column's threads, then e^{G_cur} and the log's part.
-template <class C>
-__device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
-                                               const GdnTileMap<C>& tile,
-                                               const float (&s)[C::kVecs][4], float eg_cur,
-                                               int len) {
-  constexpr int K = C::kK;
-  constexpr int COLS = C::kCols;
-  constexpr int PDK = C::kPadDk;
-  const int tid = static_cast<int>(threadIdx.x);
-  float acc[2 * K];
-#pragma unroll
-  for (int t = 0; t < K; ++t) {
-    float pk = 0.0f;
-    float pq = 0.0f;
-#pragma unroll
-    for (int c = 0; c < C::kVecs; ++c) {
-      float kk[4], qq[4];
-      load4(sh.tok.k + t * PDK + tile.first_i(c), kk);
-      load4(sh.tok.q + t * PDK + tile.first_i(c), qq);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        pk += s[c][e] * kk[e];
-        pq += s[c][e] * qq[e];
-      }
-    }
-    acc[t] = pk;
-    acc[K + t] = pq;
-  }
-  // The log's part of value x (< K: p_t, else r_t) at column c.
-  const auto with_log = [&](int x, int c, float s0_part) {
-    const int t = x % K;
-    const float* dots = x < K ? sh.ld : sh.le;
-    float v = eg_cur * s0_part;
-    for (int j = 0; j < len; ++j) v += dots[j * K + t] * sh.lu[j * COLS + c];
-    (x < K ? sh.p : sh.r)[t * COLS + c] = v;
-  };
-  if constexpr (C::kLayout == kLayoutVK) {
-    // Reduce-scatter over the column's lanes: each step halves what a lane holds, so lane l
-    // ends with the totals of x = g * L + l.
-    constexpr int NL = C::kLanesPerCol;
-    constexpr int kGroups = (2 * K + NL - 1) / NL;
-    float v[kGroups][NL];
-#pragma unroll
-    for (int x = 0; x < kGroups * NL; ++x) v[x / NL][x % NL] = x < 2 * K ? acc[x] : 0.0f;
-    constexpr int kSteps = NL >= 32   ? 5
-                           : NL >= 16 ? 4
-                           : NL >= 8  ? 3
-                           : NL >= 4  ? 2
-                           : NL >= 2  ? 1
-                                      : 0;
-    static_assert(NL == (1 << kSteps), "lanes per column: a power of two up to 32");
-#pragma unroll
-    for (int step = 0; step < kSteps; ++step) {
-      const int o = (NL / 2) >> step;
-      const bool upper = (tile.lane_in_col & o) != 0;
-#pragma unroll
-      for (int gi = 0; gi < kGroups; ++gi) {
-#pragma unroll
-        for (int r = 0; r < NL / 2; ++r) {
-          // NOTE: a constant trip count, so that both loops unroll and v stays in registers.
-          if (r < o) {
-            const float send = upper ? v[gi][r] : v[gi][r + o];
-            const float keep = upper ? v[gi][r + o] : v[gi][r];
-            v[gi][r] = keep + __shfl_xor_sync(0xffffffffu, send, o);
-          }
-        }
-      }
-    }
-#pragma unroll
-    for (int gi = 0; gi < kGroups; ++gi) {
-      const int x = gi * NL + tile.lane_in_col;
-      if (x < 2 * K) with_log(x, tile.col, v[gi][0]);
-    }
-  } else {
-    const int warp = tid / 32;
-#pragma unroll
-    for (int x = 0; x < 2 * K; ++x) sh.red[(warp * 2 * K + x) * COLS + tile.col] = acc[x];
-    __syncthreads();
-    for (int idx = tid; idx < 2 * K * COLS; idx += C::kThreads) {
-      float sum = 0.0f;
-#pragma unroll
-      for (int w = 0; w < C::kWarps; ++w) sum += sh.red[w * 2 * K * COLS + idx];
-      with_log(idx / COLS, idx % COLS, sum);
-    }
-  }
-}
-
 /// The parts of the K new log entries no column strip owns: G_t (per value head) and the k rows
 /// (per key head), each written by one block.
 template <class C>
@@ -322,7 +236,7 @@ __global__ void __launch_bounds__(C::kThreads, 4)
   if (log_tiles.skip()) return;
   const GdnLogTile<C> log{log_tiles.read(), p.tokens.num_k_heads, hv_count};
   const GdnCursor cur = read_cursor<K, L>(p.cursor + b * p.cursor_stride);
-  const GdnTileMap<C> tile;
+  const typename GdnReplayVerifyTile<C>::type tile;
 
   // ---- every global read issued before any is used: the S0 strip, the tokens, the log ----
   float s[C::kVecs][4];
@@ -337,7 +251,7 @@ __global__ void __launch_bounds__(C::kThreads, 4)
 
   // ---- in turn: S_cur in registers, the fold, the tokens one after another ----
   if constexpr (C::kPath == kReplayInTurn) {
-    apply_live_log(tile, s, eg_cur, cur.len, sh.lk, sh.lu, sh.lw);
+    apply_live_log<C>(tile, s, eg_cur, cur.len, sh.lk, sh.lu, sh.lw);
     if (cur.fold) {
       TState* const dst = checkpoint.write(0);
       if (dst != nullptr) {
@@ -379,7 +293,7 @@ __global__ void __launch_bounds__(C::kThreads, 4)
   if (cur.fold) {
     TState* const dst = checkpoint.write(0);
     if (dst == nullptr) return;
-    apply_live_log(tile, s, eg_cur, cur.len, sh.lk, sh.lu, sh.lw);
+    apply_live_log<C>(tile, s, eg_cur, cur.len, sh.lk, sh.lu, sh.lw);
 #pragma unroll
     for (int c = 0; c < C::kVecs; ++c) tile.store(dst, j0, s[c], c);
   }

@@ -75,6 +75,35 @@ TEST_CASE("gdn_replay: 2000 steps with random acceptance track the float64 recur
   }
 }
 
+// The WY form's tile shapes beyond dk = dv = 128: vk strips of 128 columns (two tensor-core
+// tiles a warp, dk 64), of 32 (dk 256: two dk slices summed through shared memory) and capped by
+// dv 64; K from 1 to 16, so one to four n tiles of the 2K projection rows, the last one part
+// padding; kv beside them.
+TEST_CASE("gdn_replay: WY tile shapes (dk, dv 64 and 256, K 1..16) track the float64 recurrence",
+          "[gpu][replay]") {
+  make_context_current();
+  struct Shape {
+    int dk, dv, k, log;
+  };
+  constexpr Shape kShapes[] = {{64, 128, 3, 8},   {64, 64, 16, 32}, {256, 128, 5, 16},
+                               {256, 64, 16, 32}, {128, 64, 1, 8},  {128, 256, 7, 16}};
+  for (const Layout layout : {Layout::vk, Layout::kv}) {
+    for (const Shape& sh : kShapes) {
+      GdnReplaySpec spec = replay(sh.k, sh.log, DType::f32, DType::f32, layout);
+      spec.dk = sh.dk;
+      spec.dv = sh.dv;
+      INFO(format_spec(spec));
+      ReplayRig rig(spec, ReplayShape{.batch = 3,
+                                      .hk = 1,
+                                      .hv = 3,
+                                      .seed = 3u + unsigned(sh.k),
+                                      .path = WYJIT_GDN_REPLAY_PATH_WY});
+      long_run(rig, 200, 40, 1e-4);
+      CHECK(rig.folds() > 0);
+    }
+  }
+}
+
 TEST_CASE("gdn_replay: 16-bit io and checkpoints, fused gating, odd heads", "[gpu][replay]") {
   make_context_current();
   for (const auto [layout, path] : kForms) {

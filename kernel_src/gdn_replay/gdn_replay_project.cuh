@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: Apache-2.0
+// The WY verify's projections p_t = S_cur^T k_t and r_t = S_cur^T q_t of its column strip:
+// S0's part from the thread's registers (vk: on tensor cores in 3xTF32, a warp's tiles of
+// 16 columns against the 2K rows k_0..k_{K-1}, q_0..q_{K-1}; kv: FMAs, a lane a column, summed
+// over the warps), then e^{G_cur} and the live log's part (vk with one dk slice: tensor cores
+// again, the log's u strip against its dots with the new tokens).
+#pragma once
+
+#include "common/gdn_tile.cuh"
+#include "common/mma_tf32.cuh"
+#include "common/types.cuh"
+#include "gdn_replay/gdn_replay_config.cuh"
+#include "gdn_replay/gdn_replay_mma_tile.cuh"
+
+namespace wyjit_kernels {
+
+/// Value x of column c (x < K: p_x, else r_{x-K}) from S0's part: e^{G_cur} s0_part plus the
+/// live log's sum_j e^{G_cur - G_j} (k_j . x) u_j[c].
+template <class C>
+__device__ __forceinline__ void replay_finish_dot(const GdnReplayShared<C>& sh, int x, int c,
+                                                  float s0_part, float eg_cur, int len) {
+  constexpr int K = C::kK;
+  const int t = x % K;
+  const float* dots = x < K ? sh.ld : sh.le;
+  float v = eg_cur * s0_part;
+  for (int j = 0; j < len; ++j) v += dots[j * K + t] * sh.lu[j * C::kCols + c];
+  (x < K ? sh.p : sh.r)[t * C::kCols + c] = v;
+}
+
+/// S0's parts from kParts groups of threads (in sh.red, [part][2K][kCols]) summed and finished.
+template <class C, int kParts>
+__device__ __forceinline__ void replay_finish_parts(const GdnReplayShared<C>& sh, float eg_cur,
+                                                    int len) {
+  constexpr int kValues = 2 * C::kK * C::kCols;
+  __syncthreads();
+  for (int idx = static_cast<int>(threadIdx.x); idx < kValues; idx += C::kThreads) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int part = 0; part < kParts; ++part) sum += sh.red[part * kValues + idx];
+    replay_finish_dot(sh, idx / C::kCols, idx % C::kCols, sum, eg_cur, len);
+  }
+}
+
+/// Row n of the projection's right side at dk index i.. i+3: k_n (n < K), q_{n-K} (n < 2K),
+/// zeros past 2K (the last tile's padding).
+template <class C>
+__device__ __forceinline__ void replay_x4(const GdnReplayShared<C>& sh, int n, int i,
+                                          float (&x)[4]) {
+  constexpr int K = C::kK;
+  const bool real = n < 2 * K;
+  load4((n < K ? sh.tok.k + n * C::kPadDk : sh.tok.q + (real ? n - K : 0) * C::kPadDk) + i, x);
+#pragma unroll
+  for (int e = 0; e < 4; ++e) x[e] = real ? x[e] : 0.0f;
+}
+
+#if __CUDA_ARCH__ >= 800
+/// acc += the live log's part, sum_j lu[j][col] D[j][x] with D[j][x] = e^{G_cur - G_j} (k_j . x)
+/// (sh.ld for x < K, sh.le for q), on tensor cores in 3xTF32: k steps of 8 log entries, entries
+/// past len as zeros.
+template <class C, int NT>
+__device__ __forceinline__ void replay_log_mma(const GdnReplayShared<C>& sh,
+                                               const GdnReplayMmaTile<C>& tile,
+                                               float (&acc)[GdnReplayMmaTile<C>::kMTiles][NT][4],
+                                               int len) {
+  using Tile = GdnReplayMmaTile<C>;
+  constexpr int K = C::kK;
+  const auto lu = [&](int j, int col) { return j < len ? sh.lu[j * C::kCols + col] : 0.0f; };
+  const auto dot = [&](int j, int n) {
+    if (j >= len || n >= 2 * K) return 0.0f;
+    return n < K ? sh.ld[j * K + n] : sh.le[j * K + n - K];
+  };
+  for (int jb = 0; jb < len; jb += 8) {
+    const int j0 = jb + tile.t;
+    const int j1 = j0 + 4;
+#pragma unroll
+    for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+      const int col_g = tile.col_at(2 * mt);
+      const int col_g8 = tile.col_at(2 * mt + 1);
+      const Tf32Pair a[4] = {tf32_split(lu(j0, col_g)), tf32_split(lu(j0, col_g8)),
+                             tf32_split(lu(j1, col_g)), tf32_split(lu(j1, col_g8))};
+      const unsigned a_big[4] = {a[0].big, a[1].big, a[2].big, a[3].big};
+      const unsigned a_small[4] = {a[0].small, a[1].small, a[2].small, a[3].small};
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const int n = 8 * nt + tile.g;
+        const Tf32Pair b0 = tf32_split(dot(j0, n));
+        const Tf32Pair b1 = tf32_split(dot(j1, n));
+        mma_3xtf32_m16n8k8(acc[mt][nt], a_big, a_small, b0.big, b1.big, b0.small, b1.small);
+      }
+    }
+  }
+}
+#endif
+
+/// vk: S0's part on tensor cores. acc[tile][n tile] is the warp's 16 x 8 block of S0^T X
+/// (columns of the tile, rows 8 nt .. 8 nt + 7 of X) in the mma accumulator layout, summed over
+/// kChains accumulators (independent chains of mma, where the tiles alone give too few). With
+/// one dk slice the block then scales it by e^{G_cur} and adds the log's part on tensor cores
+/// too; split dk (or no tensor cores) finishes through replay_finish_dot.
+template <class C>
+__device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
+                                               const GdnReplayMmaTile<C>& tile,
+                                               const float (&s)[C::kVecs][4], float eg_cur,
+                                               int len) {
+  using Tile = GdnReplayMmaTile<C>;
+  constexpr int K = C::kK;
+  constexpr int NT = (2 * K + 7) / 8;
+  constexpr int kTiles = Tile::kMTiles * NT;
+  constexpr int kChains = kTiles >= 4 ? 1 : 4 / kTiles;
+  float acc[kChains][Tile::kMTiles][NT][4];
+#pragma unroll
+  for (int ch = 0; ch < kChains; ++ch) {
+#pragma unroll
+    for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[ch][mt][nt][e] = 0.0f;
+      }
+    }
+  }
+#if __CUDA_ARCH__ >= 800
+  constexpr bool kLogOnTensorCores = Tile::kSlices == 1;
+#pragma unroll
+  for (int blk = 0; blk < Tile::kBlks; ++blk) {
+    const int i = tile.first_i(blk * Tile::kColSlots);
+#pragma unroll
+    for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+      // A of dk block (blk, h) for h = 0, 1: column g (vector c), column g + 8 (c + 1).
+      const int c = blk * Tile::kColSlots + 2 * mt;
+      unsigned a_big[2][4];
+      unsigned a_small[2][4];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const Tf32Pair a[4] = {tf32_split(s[c][2 * h]), tf32_split(s[c + 1][2 * h]),
+                               tf32_split(s[c][2 * h + 1]), tf32_split(s[c + 1][2 * h + 1])};
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          a_big[h][r] = a[r].big;
+          a_small[h][r] = a[r].small;
+        }
+      }
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        // NOTE: B is read and split per use, not held for every n tile: registers, at K >= 8.
+        float xf[4];
+        replay_x4(sh, 8 * nt + tile.g, i, xf);
+        Tf32Pair x[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) x[e] = tf32_split(xf[e]);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          mma_3xtf32_m16n8k8(acc[(2 * blk + h) % kChains][mt][nt], a_big[h], a_small[h],
+                             x[2 * h].big, x[2 * h + 1].big, x[2 * h].small, x[2 * h + 1].small);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int ch = 1; ch < kChains; ++ch) {
+#pragma unroll
+    for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[0][mt][nt][e] += acc[ch][mt][nt][e];
+      }
+    }
+  }
+  if constexpr (kLogOnTensorCores) {
+#pragma unroll
+    for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[0][mt][nt][e] *= eg_cur;
+      }
+    }
+    replay_log_mma<C, NT>(sh, tile, acc[0], len);
+  }
+#else
+  // NOTE: no TF32 tensor cores before sm_80: the same sums by FMA over the quad of lanes that
+  // shares the columns, each lane keeping the values the accumulator layout gives it.
+  constexpr bool kLogOnTensorCores = false;
+#pragma unroll
+  for (int slot = 0; slot < Tile::kColSlots; ++slot) {
+#pragma unroll
+    for (int x = 0; x < 2 * K; ++x) {
+      float part = 0.0f;
+#pragma unroll
+      for (int blk = 0; blk < Tile::kBlks; ++blk) {
+        const int c = blk * Tile::kColSlots + slot;
+        float xf[4];
+        replay_x4(sh, x, tile.first_i(c), xf);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) part += s[c][e] * xf[e];
+      }
+      part += __shfl_xor_sync(0xffffffffu, part, 1);
+      part += __shfl_xor_sync(0xffffffffu, part, 2);
+      if (((x / 2) % 4) == tile.t) acc[0][slot / 2][x / 8][2 * (slot % 2) + x % 2] = part;
+    }
+  }
+#endif
+#pragma unroll
+  for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int x = 8 * nt + 2 * tile.t + e % 2;
+        const int col = tile.col_at(2 * mt + e / 2);
+        if (x >= 2 * K) continue;
+        if constexpr (kLogOnTensorCores) {
+          (x < K ? sh.p : sh.r)[(x % K) * C::kCols + col] = acc[0][mt][nt][e];
+        } else if constexpr (Tile::kSlices == 1) {
+          replay_finish_dot(sh, x, col, acc[0][mt][nt][e], eg_cur, len);
+        } else {
+          sh.red[(tile.slice * 2 * K + x) * C::kCols + col] = acc[0][mt][nt][e];
+        }
+      }
+    }
+  }
+  if constexpr (Tile::kSlices > 1) replay_finish_parts<C, Tile::kSlices>(sh, eg_cur, len);
+}
+
+/// kv: S0's part by FMA, a lane a column and a warp a dk slice, summed over the warps (the
+/// overload for GdnTileMap; the in-turn kernel instantiates it but never runs it).
+template <class C>
+__device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
+                                               const GdnTileMap<C>& tile,
+                                               const float (&s)[C::kVecs][4], float eg_cur,
+                                               int len) {
+  constexpr int K = C::kK;
+  constexpr int PDK = C::kPadDk;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+#pragma unroll
+  for (int t = 0; t < K; ++t) {
+    float pk = 0.0f;
+    float pq = 0.0f;
+#pragma unroll
+    for (int c = 0; c < C::kVecs; ++c) {
+      float kk[4], qq[4];
+      load4(sh.tok.k + t * PDK + tile.first_i(c), kk);
+      load4(sh.tok.q + t * PDK + tile.first_i(c), qq);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        pk += s[c][e] * kk[e];
+        pq += s[c][e] * qq[e];
+      }
+    }
+    sh.red[(warp * 2 * K + t) * C::kCols + tile.col] = pk;
+    sh.red[(warp * 2 * K + K + t) * C::kCols + tile.col] = pq;
+  }
+  replay_finish_parts<C, C::kWarps>(sh, eg_cur, len);
+}
+
+}  // namespace wyjit_kernels
