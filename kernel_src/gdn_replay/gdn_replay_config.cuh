@@ -101,6 +101,7 @@ struct GdnReplayShared {
   float* r;            // [K][kCols] S_cur^T q_t
   float* u;            // [K][kCols] u_t
   float* red;          // WY: [parts][2K][kCols] partial dots (gdn_replay_wy_parts)
+  float* dot_parts;    // WY: [slices][row tiles * 16][col tiles * 8] (gdn_replay_dot_slices)
 
   __device__ __forceinline__ explicit GdnReplayShared(float* smem) {
     constexpr int K = C::kK;
@@ -127,6 +128,8 @@ struct GdnReplayShared {
     r = p + strip;
     u = r + strip;
     red = u + strip;
+    constexpr int parts = gdn_replay_wy_parts(C::kCols, C::kLayout);
+    dot_parts = red + (parts > 1 ? parts * 2 * K * C::kCols : 0);
   }
 };
 

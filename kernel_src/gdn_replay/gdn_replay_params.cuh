@@ -50,6 +50,23 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_wy_parts(int cols, int layout) {
                                           : 1;
 }
 
+/// The WY verify's dots on tensor cores (gdn_replay_dots.cuh): rows k_t, q_t and the live log's
+/// k_j (at most 2K + L - K) in tiles of 16, columns k_s, q_s in tiles of 8. With fewer tiles
+/// than warps the warps split dk as well, up to gdn_replay_dot_slices, their partial tiles summed
+/// through shared memory (gdn_replay_dot_partial_floats).
+WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_row_tiles(int K, int L) { return (K + L + 15) / 16; }
+WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_col_tiles(int K) { return (2 * K + 7) / 8; }
+WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_slices(int K) {
+  return gdn_replay_dot_col_tiles(K) >= gdn_threads() / 32
+             ? 1
+             : (gdn_threads() / 32) / gdn_replay_dot_col_tiles(K);
+}
+WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_partial_floats(int K, int L) {
+  return gdn_replay_dot_slices(K) > 1 ? gdn_replay_dot_slices(K) * gdn_replay_dot_row_tiles(K, L) *
+                                            16 * gdn_replay_dot_col_tiles(K) * 8
+                                      : 0;
+}
+
 /// The verify kernel a layout has for `path`: kv has only the WY form.
 WYJIT_HOST_DEVICE constexpr int gdn_replay_path(int layout, int path) {
   return layout == kLayoutVK ? path : kReplayWy;
@@ -69,6 +86,7 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_verify_smem_bytes(int K, int L, int d
                                  + (gdn_replay_wy_parts(cols, layout) > 1
                                         ? gdn_replay_wy_parts(cols, layout) * 2 * K * cols
                                         : 0)  // partial dots
+                                 + gdn_replay_dot_partial_floats(K, L)
                            : 0);
   return floats * 4;
 }

@@ -36,11 +36,11 @@ int cols(const GdnReplaySpec& s, int path) {
                                               kernel_path(s, path));
 }
 
-// NOTE: measured on an H200 (docs/PERFORMANCE.md, "gdn_replay"; f32 checkpoint, HV = 32): in
-// turn is faster at K >= 8 (within 2% at K = 8, N = 128) and at every K with few (sequence,
-// value head) pairs; the WY form's 64-column strips win at K <= 4 from 1024 pairs on (K = 4,
-// N = 32: 64.7 against 71.7 us; N = 128: 222 against 259 us; at 256 pairs in turn is level or
-// ahead).
+// NOTE: measured on an H200 (docs/PERFORMANCE.md, "gdn_replay"; f32 checkpoint, HV = 32, the
+// WY form's projections and dots on tensor cores): the WY form's 64-column strips win at K <= 8
+// from 1024 (sequence, value head) pairs on (N = 32: K = 4 51.1 against 67.7 us, K = 8 75.2
+// against 90.0; N = 128: 165 against 233, 266 against 328); in turn wins at K = 16 (497 against
+// 568 us at N = 128) and at every K with few pairs (N = 1: 6.3 against 8.3 us at K = 4).
 int verify_path(const GdnReplaySpec& spec, const GdnReplayVerifyArgs& a) {
   switch (a.path) {
     case WYJIT_GDN_REPLAY_PATH_IN_TURN:
@@ -51,7 +51,7 @@ int verify_path(const GdnReplaySpec& spec, const GdnReplayVerifyArgs& a) {
       break;
   }
   const std::int64_t pairs = std::int64_t{a.batch} * a.num_v_heads;
-  const bool wy = spec.k <= 4 && pairs >= 1024;
+  const bool wy = spec.k <= 8 && pairs >= 1024;
   return kernel_path(spec, wy ? wyjit_kernels::kReplayWy : wyjit_kernels::kReplayInTurn);
 }
 
