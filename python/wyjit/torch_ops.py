@@ -29,6 +29,7 @@ each device): a launch during capture must find its kernel loaded.
 
 import functools
 import inspect
+import re
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -127,12 +128,32 @@ def _op(family: str, writes: Tuple[str, ...]):
             if described is not None:
                 _PLAIN[name][1](spec, **described)
 
-        op = torch.library.custom_op(f"wyjit::{name}", launch, mutates_args=writes)
+        op = torch.library.custom_op(f"wyjit::{name}", launch, mutates_args=writes,
+                                     schema=_schema(prototype, writes))
         op.register_fake(fake)
         OPS[name] = writes
         return op
 
     return define
+
+
+def _schema(prototype: Callable[..., None], writes: Tuple[str, ...]) -> str:
+    """The schema torch infers from the prototype, the pools spelled `Tensor[]? pools=None` by
+    hand: torch 2.11 cannot infer Optional[List[Tensor]] (later releases can), so they are
+    inferred as `Tensor?` and the text rewritten."""
+    signature = inspect.signature(prototype)
+    stand_in = signature.replace(parameters=[
+        p.replace(annotation=Optional[Tensor]) if p.name in _POOLS else p
+        for p in signature.parameters.values()])
+
+    def inferred(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a signature only")
+
+    inferred.__signature__ = stand_in  # type: ignore[attr-defined]
+    text = torch.library.infer_schema(inferred, mutates_args=writes)
+    # NOTE: `Tensor? pools` or, written, `Tensor(a3!)? pools`: the alias stays on the element.
+    return re.sub(r"Tensor(\([a-z0-9!]+\))?\? (" + "|".join(_POOLS) + r")=None",
+                  r"Tensor\1[]? \2=None", text)
 
 
 def _plain(name: str, family: str, arguments: Dict[str, Any]) -> Tuple[Spec, Dict[str, Any]]:
