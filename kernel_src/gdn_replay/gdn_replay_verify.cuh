@@ -86,7 +86,7 @@ __device__ __forceinline__ void replay_write_entries(const GdnReplayShared<C>& s
 
 // NOTE: at least 4 blocks a SM (at most 128 registers a thread): the kernel waits on memory and
 // shared-memory latency with few warps to switch to, and 4 blocks instead of 3 took 12% off
-// K = 4, N = 128 (docs/PERFORMANCE.md).
+// K = 4, N = 128 (docs/replay-performance.md).
 template <class C>
 __global__ void __launch_bounds__(C::kThreads, 4)
     gdn_replay_verify_kernel(const GdnReplayParams p) {

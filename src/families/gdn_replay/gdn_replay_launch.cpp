@@ -36,7 +36,7 @@ int cols(const GdnReplaySpec& s, int path) {
                                               kernel_path(s, path));
 }
 
-// NOTE: measured on an H200 (docs/PERFORMANCE.md, "gdn_replay"; f32 checkpoint, HV = 32, the
+// NOTE: measured on an H200 (docs/replay-performance.md; f32 checkpoint, HV = 32, the
 // WY form's projections and dots on tensor cores): the WY form's 64-column strips win at K <= 8
 // from 1024 (sequence, value head) pairs on (N = 32: K = 4 51.1 against 67.7 us, K = 8 75.2
 // against 90.0; N = 128: 165 against 233, 266 against 328); in turn wins at K = 16 (497 against
