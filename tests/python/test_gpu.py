@@ -8,7 +8,8 @@ recurrence, materialize, a step of two layers in a torch CUDA graph); and prepar
 (gpu_prepared.py: every launch and addressing mode bit for bit against the one-shot launch,
 over several steps and in a torch CUDA graph); and the torch custom ops (gpu_torch_ops.py: each
 op bit for bit against the plain launch, steps of ops under torch.compile(fullgraph=True) and in
-torch CUDA graphs against eager).
+torch CUDA graphs against eager); and wyjit.adapters side by side with the engines' own functions
+(gpu_adapters.py, where .peers/classic is filled).
 
 Skipped (the reason starts with "wyjit-gpu-unavailable") without torch or a CUDA device. Runs
 without pytest too: `python3 tests/python/test_gpu.py`.
@@ -33,6 +34,7 @@ from gpu_support import (  # noqa: E402,F401 (the harness reads these names here
     torch,
     wyjit,
 )
+import gpu_adapters as adapters  # noqa: E402
 import gpu_conv1d as conv1d  # noqa: E402
 import gpu_prepared as prepared  # noqa: E402
 import gpu_replay as replay  # noqa: E402
@@ -418,6 +420,12 @@ if pytest is not None:
     def test_a_torch_op_raises_the_plain_launchs_error(jit):
         torch_ops.check_errors_match_plain(jit)
 
+    @pytest.mark.parametrize("label", adapters.LABELS)
+    def test_an_engine_function_and_its_wyjit_adapter_agree(jit, label):
+        if not (adapters.PEERS_DIR / "classic").is_dir():
+            pytest.skip(f"{adapters.PEERS_DIR / 'classic'} is not filled (fetch_peers.py)")
+        adapters.check_side_by_side(jit, label)
+
 
 if __name__ == "__main__":
     if UNAVAILABLE:
@@ -449,6 +457,9 @@ if __name__ == "__main__":
               for how, check in (("compiled", torch_ops.check_compiled_step_equals_eager),
                                  ("in CUDA graphs", torch_ops.check_graphed_step_equals_eager))]
     cases += [("torch op errors", torch_ops.check_errors_match_plain, ())]
+    if (adapters.PEERS_DIR / "classic").is_dir():
+        cases += [(f"adapter {label}", adapters.check_side_by_side, (label,))
+                  for label in adapters.LABELS]
     failed = 0
     with new_jit() as manager:
         for name, check, args in cases:
