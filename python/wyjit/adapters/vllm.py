@@ -65,7 +65,7 @@ def fused_recurrent_gated_delta_rule(
     and writes one pool), retrieve_parent_token (trees), no ssm_state_indices or
     initial_state, beta None or per value channel, K or head dims wyjit has no variant for."""
     if cu_seqlens is not None and q.shape[0] != 1:
-        raise c.refuse("q", q, f"the batch size must be 1 when using cu_seqlens (vLLM's rule)")
+        raise c.refuse("q", q, "the batch size must be 1 when using cu_seqlens (vLLM's rule)")
     if scale is None:
         scale = k.shape[-1] ** -0.5
     elif not scale > 0:
