@@ -28,7 +28,7 @@ struct GdnReplayConfig {
   static constexpr bool kGating = Gating_;
   static constexpr int kPath = Path_;  // kReplayInTurn or kReplayWy (the verify's form)
 
-  static constexpr int kThreads = gdn_threads();
+  static constexpr int kThreads = gdn_replay_threads(kDk, kDv, kLayout, kPath);
   static constexpr int kWarps = kThreads / 32;
   static constexpr int kCols = gdn_replay_block_cols(kDk, kDv, kLayout, kPath);  // columns a block
   static constexpr int kStrips = kDv / kCols;                                    // blocks per head
@@ -128,7 +128,7 @@ struct GdnReplayShared {
     r = p + strip;
     u = r + strip;
     red = u + strip;
-    constexpr int parts = gdn_replay_wy_parts(C::kCols, C::kLayout);
+    constexpr int parts = gdn_replay_wy_parts(C::kCols, C::kLayout, C::kWarps);
     dot_parts = red + (parts > 1 ? parts * 2 * K * C::kCols : 0);
   }
 };

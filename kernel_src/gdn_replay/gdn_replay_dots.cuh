@@ -141,10 +141,10 @@ __device__ __forceinline__ void replay_dots_mma(const GdnReplayShared<C>& sh, in
   constexpr int K = C::kK;
   constexpr int PDK = C::kPadDk;
   constexpr int NT = gdn_replay_dot_col_tiles(K);
-  constexpr int kMaxSlices = gdn_replay_dot_slices(K);
+  constexpr int kMaxSlices = gdn_replay_dot_slices(K, C::kWarps);
   constexpr int kRowsMax = gdn_replay_dot_row_tiles(K, C::kL) * 16;
   constexpr int kSteps = C::kDk / 8;
-  static_assert(C::kWarps == 4 && kSteps % 4 == 0, "dk slices of whole k steps for 4 warps");
+  static_assert(kSteps % kMaxSlices == 0, "dk slices of whole k steps");
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32;
   const int g = (tid % 32) / 4;
@@ -153,7 +153,8 @@ __device__ __forceinline__ void replay_dots_mma(const GdnReplayShared<C>& sh, in
   const int tiles = (rows + 15) / 16 * NT;
   // NOTE: block-uniform (len is the sequence's), so the barrier below is reached by all or none.
   const int spare = C::kWarps / tiles;
-  const int slices = min(kMaxSlices, spare >= 4 ? 4 : spare >= 2 ? 2 : 1);
+  int slices = 1;
+  while (2 * slices <= min(kMaxSlices, spare)) slices *= 2;
   const int steps = kSteps / slices;
 
   const auto row_of = [&](int r) {

@@ -20,7 +20,7 @@ template <class C>
 struct GdnReplayMmaTile {
   static constexpr int kColTiles = C::kCols / 16;
   static constexpr int kMTiles = kColTiles > C::kWarps ? kColTiles / C::kWarps : 1;
-  static constexpr int kSlices = gdn_replay_wy_parts(C::kCols, kLayoutVK);
+  static constexpr int kSlices = gdn_replay_wy_parts(C::kCols, kLayoutVK, C::kWarps);
   static constexpr int kSliceDk = C::kDk / kSlices;
   static constexpr int kBlks = kSliceDk / 16;
   static constexpr int kColSlots = 2 * kMTiles;  // columns a thread owns

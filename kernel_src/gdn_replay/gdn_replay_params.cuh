@@ -31,23 +31,32 @@ WYJIT_HOST_DEVICE constexpr long long gdn_replay_log_floats(int L, int dk, int d
 /// only), or in the WY form on S0 and the log's dots without forming S_cur (both layouts).
 enum GdnReplayPath : int { kReplayInTurn = 0, kReplayWy = 1 };
 
+/// Threads of a verify block. The WY form of vk takes 256 where a head holds 256 x 64 state
+/// elements, so that one block owns the whole head at d = 128 and what a head's blocks would
+/// each repeat (loading and normalising the tokens and the live log, the dots, the solve) is
+/// done once, by twice the warps; 128 otherwise (and for commit and materialize).
+WYJIT_HOST_DEVICE constexpr int gdn_replay_threads(int dk, int dv, int layout, int path) {
+  return layout == kLayoutVK && path == kReplayWy && dk * dv >= 256 * 64 ? 256 : gdn_threads();
+}
+
 /// Value columns one block owns. In turn (vk): 32 state elements a thread (twice the classic
 /// verify's), so that what every block of a head repeats (loading the tokens and the live log,
 /// normalising q and k) is shared by more columns. WY, vk: 64 elements a thread, so that its
 /// K x K and log dots and its solve are repeated by fewer blocks; kv: a lane a column, as the
 /// classic WY form. Commit and materialize take the in-turn value (kv: the WY one).
 WYJIT_HOST_DEVICE constexpr int gdn_replay_block_cols(int dk, int dv, int layout, int path) {
-  const int per_block = layout == kLayoutVK ? (path == kReplayWy ? 8192 : 4096) / dk : 32;
+  const int per_block =
+      layout == kLayoutVK
+          ? (path == kReplayWy ? 64 * gdn_replay_threads(dk, dv, layout, path) : 4096) / dk
+          : 32;
   return layout == kLayoutVK && per_block > dv ? dv : per_block;
 }
 
 /// Warps whose partial dots a WY verify sums through shared memory: kv, every warp (a warp a dk
 /// slice); vk, the dk slices of its tensor-core tiles (a warp owns whole tiles of 16 columns,
 /// so a strip of fewer tiles than warps splits dk), 1 when there is nothing to sum.
-WYJIT_HOST_DEVICE constexpr int gdn_replay_wy_parts(int cols, int layout) {
-  return layout == kLayoutKV              ? gdn_threads() / 32
-         : gdn_threads() / 32 > cols / 16 ? (gdn_threads() / 32) / (cols / 16)
-                                          : 1;
+WYJIT_HOST_DEVICE constexpr int gdn_replay_wy_parts(int cols, int layout, int warps) {
+  return layout == kLayoutKV ? warps : warps > cols / 16 ? warps / (cols / 16) : 1;
 }
 
 /// The WY verify's dots on tensor cores (gdn_replay_dots.cuh): rows k_t, q_t and the live log's
@@ -56,15 +65,14 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_wy_parts(int cols, int layout) {
 /// through shared memory (gdn_replay_dot_partial_floats).
 WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_row_tiles(int K, int L) { return (K + L + 15) / 16; }
 WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_col_tiles(int K) { return (2 * K + 7) / 8; }
-WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_slices(int K) {
-  return gdn_replay_dot_col_tiles(K) >= gdn_threads() / 32
-             ? 1
-             : (gdn_threads() / 32) / gdn_replay_dot_col_tiles(K);
+WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_slices(int K, int warps) {
+  return gdn_replay_dot_col_tiles(K) >= warps ? 1 : warps / gdn_replay_dot_col_tiles(K);
 }
-WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_partial_floats(int K, int L) {
-  return gdn_replay_dot_slices(K) > 1 ? gdn_replay_dot_slices(K) * gdn_replay_dot_row_tiles(K, L) *
-                                            16 * gdn_replay_dot_col_tiles(K) * 8
-                                      : 0;
+WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_partial_floats(int K, int L, int warps) {
+  return gdn_replay_dot_slices(K, warps) > 1 ? gdn_replay_dot_slices(K, warps) *
+                                                   gdn_replay_dot_row_tiles(K, L) * 16 *
+                                                   gdn_replay_dot_col_tiles(K) * 8
+                                             : 0;
 }
 
 /// The verify kernel a layout has for `path`: kv has only the WY form.
@@ -77,16 +85,17 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_path(int layout, int path) {
 WYJIT_HOST_DEVICE constexpr int gdn_replay_verify_smem_bytes(int K, int L, int dk, int dv,
                                                              int layout, int path) {
   const int cols = gdn_replay_block_cols(dk, dv, layout, path);
+  const int warps = gdn_replay_threads(dk, dv, layout, path) / 32;
   const int pdk = gdn_padded_dk(dk);
   const int floats =
       2 * (K + 1) * pdk + 4 * K + K * cols                   // the tokens: k, q, gates, v strip
       + L * pdk + L * cols + L                               // the live log: k, u strip, weights
       + (path == kReplayWy ? 2 * L * K                       // log dots k_j.k_t, k_j.q_t
                                  + 4 * K * K + 3 * K * cols  // solve, p, r, u
-                                 + (gdn_replay_wy_parts(cols, layout) > 1
-                                        ? gdn_replay_wy_parts(cols, layout) * 2 * K * cols
+                                 + (gdn_replay_wy_parts(cols, layout, warps) > 1
+                                        ? gdn_replay_wy_parts(cols, layout, warps) * 2 * K * cols
                                         : 0)  // partial dots
-                                 + gdn_replay_dot_partial_floats(K, L)
+                                 + gdn_replay_dot_partial_floats(K, L, warps)
                            : 0);
   return floats * 4;
 }

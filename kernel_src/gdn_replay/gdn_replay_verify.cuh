@@ -84,11 +84,11 @@ __device__ __forceinline__ void replay_write_entries(const GdnReplayShared<C>& s
   }
 }
 
-// NOTE: at least 4 blocks a SM (at most 128 registers a thread): the kernel waits on memory and
-// shared-memory latency with few warps to switch to, and 4 blocks instead of 3 took 12% off
-// K = 4, N = 128 (docs/replay-performance.md).
+// NOTE: at least 16 warps a SM (at most 128 registers a thread): the kernel waits on memory and
+// shared-memory latency with few warps to switch to, and 4 blocks of 4 warps instead of 3 took
+// 12% off K = 4, N = 128 (docs/replay-performance.md).
 template <class C>
-__global__ void __launch_bounds__(C::kThreads, 4)
+__global__ void __launch_bounds__(C::kThreads, 512 / C::kThreads)
     gdn_replay_verify_kernel(const GdnReplayParams p) {
   using TIo = typename C::TIo;
   using TState = typename C::TState;

@@ -177,7 +177,8 @@ void launch_gdn_replay_verify(const Kernel& kernel, const GdnReplayVerifyArgs& a
   const detail::LaunchPlan plan{
       .role = path == wyjit_kernels::kReplayWy ? kVerifyWyRole : kVerifyRole,
       .grid = static_cast<unsigned>(a.batch * a.num_v_heads * (spec.dv / cols(spec, path))),
-      .block = static_cast<unsigned>(wyjit_kernels::gdn_threads()),
+      .block = static_cast<unsigned>(
+          wyjit_kernels::gdn_replay_threads(spec.dk, spec.dv, layout, path)),
       .smem_bytes = static_cast<unsigned>(wyjit_kernels::gdn_replay_verify_smem_bytes(
           spec.k, spec.log, spec.dk, spec.dv, layout, path)),
   };
