@@ -107,6 +107,9 @@ OPS: Dict[str, Tuple[str, ...]] = {}
 _POOLS = ("pools", "out_pools")  # the ops' own arguments, never passed to the plain launch
 
 
+_LIBRARY = torch.library.Library("wyjit", "FRAGMENT")
+
+
 def _op(family: str, writes: Tuple[str, ...]):
     def define(prototype: Callable[..., None]):
         name = prototype.__name__
@@ -128,11 +131,16 @@ def _op(family: str, writes: Tuple[str, ...]):
             if described is not None:
                 _PLAIN[name][1](spec, **described)
 
-        op = torch.library.custom_op(f"wyjit::{name}", launch, mutates_args=writes,
-                                     schema=_schema(prototype, writes))
-        op.register_fake(fake)
+        # NOTE: defined through torch.library.Library, not torch.library.custom_op: the
+        # dispatcher drops an argument left at its default from the end of the call, and
+        # custom_op's version-counter kernel of torch 2.11 then indexes past the arguments for
+        # every written one left out (`pools` of a strided launch): IndexError. Without that
+        # kernel the dispatcher's own in-place fallback bumps what the schema marks written.
+        _LIBRARY.define(name + _schema(prototype, writes))
+        _LIBRARY.impl(name, launch, "CompositeExplicitAutograd")
+        torch.library.register_fake(f"wyjit::{name}", fake, lib=_LIBRARY)
         OPS[name] = writes
-        return op
+        return getattr(torch.ops.wyjit, name)
 
     return define
 
