@@ -28,9 +28,9 @@ struct GdnReplayConfig {
   static constexpr bool kGating = Gating_;
   static constexpr int kPath = Path_;  // kReplayInTurn or kReplayWy (the verify's form)
 
-  static constexpr int kThreads = gdn_replay_threads(kDk, kDv, kLayout, kPath);
+  static constexpr int kThreads = gdn_replay_threads(kK, kDk, kDv, kLayout, kPath);
   static constexpr int kWarps = kThreads / 32;
-  static constexpr int kCols = gdn_replay_block_cols(kDk, kDv, kLayout, kPath);  // columns a block
+  static constexpr int kCols = gdn_replay_block_cols(kK, kDk, kDv, kLayout, kPath);  // columns a block
   static constexpr int kStrips = kDv / kCols;                                    // blocks per head
   static constexpr int kPadDk = gdn_padded_dk(kDk);  // smem row pitch of k rows
   static constexpr int kLanesPerCol = kLayout == kLayoutVK ? kThreads / kCols : 1;

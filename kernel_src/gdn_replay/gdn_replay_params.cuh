@@ -31,12 +31,16 @@ WYJIT_HOST_DEVICE constexpr long long gdn_replay_log_floats(int L, int dk, int d
 /// only), or in the WY form on S0 and the log's dots without forming S_cur (both layouts).
 enum GdnReplayPath : int { kReplayInTurn = 0, kReplayWy = 1 };
 
-/// Threads of a verify block. The WY form of vk takes 256 where a head holds 256 x 64 state
-/// elements, so that one block owns the whole head at d = 128 and what a head's blocks would
-/// each repeat (loading and normalising the tokens and the live log, the dots, the solve) is
-/// done once, by twice the warps; 128 otherwise (and for commit and materialize).
-WYJIT_HOST_DEVICE constexpr int gdn_replay_threads(int dk, int dv, int layout, int path) {
-  return layout == kLayoutVK && path == kReplayWy && dk * dv >= 256 * 64 ? 256 : gdn_threads();
+/// Threads of a verify block. The WY form of vk at K >= 8 takes 256 where a head holds 256 x 64
+/// state elements, so that one block owns the whole head at d = 128 and what a head's blocks
+/// would each repeat (loading and normalising the tokens and the live log, the 2K x (2K + len)
+/// dots, the solve) is done once, by twice the warps; 128 otherwise (and for commit and
+/// materialize): at K <= 4 those phases are short, and four blocks of 4 warps a SM overlap them
+/// better than two of 8 (docs/replay-performance.md).
+WYJIT_HOST_DEVICE constexpr int gdn_replay_threads(int K, int dk, int dv, int layout, int path) {
+  return layout == kLayoutVK && path == kReplayWy && K >= 8 && dk * dv >= 256 * 64
+             ? 256
+             : gdn_threads();
 }
 
 /// Value columns one block owns. In turn (vk): 32 state elements a thread (twice the classic
@@ -44,10 +48,11 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_threads(int dk, int dv, int layout, i
 /// normalising q and k) is shared by more columns. WY, vk: 64 elements a thread, so that its
 /// K x K and log dots and its solve are repeated by fewer blocks; kv: a lane a column, as the
 /// classic WY form. Commit and materialize take the in-turn value (kv: the WY one).
-WYJIT_HOST_DEVICE constexpr int gdn_replay_block_cols(int dk, int dv, int layout, int path) {
+WYJIT_HOST_DEVICE constexpr int gdn_replay_block_cols(int K, int dk, int dv, int layout,
+                                                      int path) {
   const int per_block =
       layout == kLayoutVK
-          ? (path == kReplayWy ? 64 * gdn_replay_threads(dk, dv, layout, path) : 4096) / dk
+          ? (path == kReplayWy ? 64 * gdn_replay_threads(K, dk, dv, layout, path) : 4096) / dk
           : 32;
   return layout == kLayoutVK && per_block > dv ? dv : per_block;
 }
@@ -84,8 +89,8 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_path(int layout, int path) {
 /// uses only the tokens and the live log, the WY form also its scalars and strips).
 WYJIT_HOST_DEVICE constexpr int gdn_replay_verify_smem_bytes(int K, int L, int dk, int dv,
                                                              int layout, int path) {
-  const int cols = gdn_replay_block_cols(dk, dv, layout, path);
-  const int warps = gdn_replay_threads(dk, dv, layout, path) / 32;
+  const int cols = gdn_replay_block_cols(K, dk, dv, layout, path);
+  const int warps = gdn_replay_threads(K, dk, dv, layout, path) / 32;
   const int pdk = gdn_padded_dk(dk);
   const int floats =
       2 * (K + 1) * pdk + 4 * K + K * cols                   // the tokens: k, q, gates, v strip
@@ -101,10 +106,11 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_verify_smem_bytes(int K, int L, int d
 }
 
 /// Dynamic shared memory of a materialize block, in bytes: the live log.
-WYJIT_HOST_DEVICE constexpr int gdn_replay_materialize_smem_bytes(int L, int dk, int dv,
+WYJIT_HOST_DEVICE constexpr int gdn_replay_materialize_smem_bytes(int K, int L, int dk, int dv,
                                                                   int layout) {
   return (L * gdn_padded_dk(dk) +
-          L * gdn_replay_block_cols(dk, dv, layout, gdn_replay_path(layout, kReplayInTurn)) + L) *
+          L * gdn_replay_block_cols(K, dk, dv, layout, gdn_replay_path(layout, kReplayInTurn)) +
+          L) *
          4;
 }
 

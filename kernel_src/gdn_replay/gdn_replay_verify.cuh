@@ -121,11 +121,13 @@ __global__ void __launch_bounds__(C::kThreads, 512 / C::kThreads)
   const GdnCursor cur = read_cursor<K, L>(p.cursor + b * p.cursor_stride);
   const typename GdnReplayVerifyTile<C>::type tile;
 
-  // ---- every global read issued before any is used: the S0 strip, the tokens, the log ----
-  float s[C::kVecs][4];
-  tile.load(checkpoint.read(), j0, s);
+  // ---- every global read issued before any is used: the tokens, the S0 strip, the log ----
+  // NOTE: the tokens first, so that they arrive ahead of the strip and their normalising and
+  // the dots (shared memory only) overlap the strip's arrival; the log waits on the cursor.
   GdnTokenLoads<C> tokens;
   tokens.issue(p.tokens, row0, hk, vh, j0);
+  float s[C::kVecs][4];
+  tile.load(checkpoint.read(), j0, s);
   const float g_cur = load_live_log(log, cur, hk, vh, j0, sh.lk, sh.lu, sh.lw);
   const float eg_cur = expf(g_cur);
   tokens.publish(p.tokens, sh.tok);

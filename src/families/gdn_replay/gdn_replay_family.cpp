@@ -147,7 +147,7 @@ int max_dynamic_smem(const GdnReplaySpec& s, std::size_t role) {
       return wyjit_kernels::gdn_replay_verify_smem_bytes(s.k, s.log, s.dk, s.dv, layout,
                                                          role_path(s, role));
     case 2:
-      return wyjit_kernels::gdn_replay_materialize_smem_bytes(s.log, s.dk, s.dv, layout);
+      return wyjit_kernels::gdn_replay_materialize_smem_bytes(s.k, s.log, s.dk, s.dv, layout);
     default:
       return 0;
   }

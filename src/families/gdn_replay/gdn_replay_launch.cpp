@@ -32,15 +32,15 @@ int kernel_path(const GdnReplaySpec& s, int path) {
 }
 
 int cols(const GdnReplaySpec& s, int path) {
-  return wyjit_kernels::gdn_replay_block_cols(s.dk, s.dv, detail::kernel_layout_arg(s.layout),
+  return wyjit_kernels::gdn_replay_block_cols(s.k, s.dk, s.dv, detail::kernel_layout_arg(s.layout),
                                               kernel_path(s, path));
 }
 
 // NOTE: measured on an H200 (docs/replay-performance.md; f32 checkpoint, HV = 32, the
-// WY form's projections and dots on tensor cores): the WY form's 64-column strips win at K <= 8
-// from 1024 (sequence, value head) pairs on (N = 32: K = 4 51.1 against 67.7 us, K = 8 75.2
-// against 90.0; N = 128: 165 against 233, 266 against 328); in turn wins at K = 16 (497 against
-// 568 us at N = 128) and at every K with few pairs (N = 1: 6.3 against 8.3 us at K = 4).
+// WY form's projections and dots on tensor cores): the WY form wins at every K from 1024
+// (sequence, value head) pairs on (N = 32: K = 4 51.1 against 67.7 us, K = 16 117 against 139;
+// N = 128: K = 4 165 against 233, K = 16 427 against 497); in turn wins with few pairs (N = 1:
+// 6.3 against 8.3 us at K = 4).
 int verify_path(const GdnReplaySpec& spec, const GdnReplayVerifyArgs& a) {
   switch (a.path) {
     case WYJIT_GDN_REPLAY_PATH_IN_TURN:
@@ -51,7 +51,7 @@ int verify_path(const GdnReplaySpec& spec, const GdnReplayVerifyArgs& a) {
       break;
   }
   const std::int64_t pairs = std::int64_t{a.batch} * a.num_v_heads;
-  const bool wy = spec.k <= 8 && pairs >= 1024;
+  const bool wy = pairs >= 1024;
   return kernel_path(spec, wy ? wyjit_kernels::kReplayWy : wyjit_kernels::kReplayInTurn);
 }
 
@@ -178,7 +178,7 @@ void launch_gdn_replay_verify(const Kernel& kernel, const GdnReplayVerifyArgs& a
       .role = path == wyjit_kernels::kReplayWy ? kVerifyWyRole : kVerifyRole,
       .grid = static_cast<unsigned>(a.batch * a.num_v_heads * (spec.dv / cols(spec, path))),
       .block = static_cast<unsigned>(
-          wyjit_kernels::gdn_replay_threads(spec.dk, spec.dv, layout, path)),
+          wyjit_kernels::gdn_replay_threads(spec.k, spec.dk, spec.dv, layout, path)),
       .smem_bytes = static_cast<unsigned>(wyjit_kernels::gdn_replay_verify_smem_bytes(
           spec.k, spec.log, spec.dk, spec.dv, layout, path)),
   };
@@ -223,7 +223,7 @@ void launch_gdn_replay_materialize(const Kernel& kernel, const GdnReplayMaterial
                                     (spec.dv / cols(spec, wyjit_kernels::kReplayInTurn))),
       .block = static_cast<unsigned>(wyjit_kernels::gdn_threads()),
       .smem_bytes = static_cast<unsigned>(
-          wyjit_kernels::gdn_replay_materialize_smem_bytes(spec.log, spec.dk, spec.dv, layout)),
+          wyjit_kernels::gdn_replay_materialize_smem_bytes(spec.k, spec.log, spec.dk, spec.dv, layout)),
   };
   detail::launch_with(kernel, kMaterialize, plan, params, stream);
 }

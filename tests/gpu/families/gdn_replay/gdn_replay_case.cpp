@@ -69,9 +69,11 @@ class GdnReplayCase final : public FamilyCase {
       case Suite::numbers:
         return number_samples();
       case Suite::sanitizer:
+        // NOTE: K = 8 for the WY form's blocks of 256 threads (gdn_replay_threads).
         return {{replay(2, 8, bf16, vk, kStrided), 3, {2, 4}},
                 {replay(1, 8, f32, kv, kTable), 3, {2, 4}},
-                {replay(4, 8, f32, vk, kSlot, true), 3, {2, 4}}};
+                {replay(4, 8, f32, vk, kSlot, true), 3, {2, 4}},
+                {replay(8, 16, f32, vk, kTable), 3, {2, 4}}};
     }
     return {};
   }
