@@ -40,7 +40,7 @@ extern "C" {
  *  in fp32 (outputs and log entries agree to rounding, not bit for bit); they differ in how the
  *  work is spread. The kv layout has only the WY form, which every value then selects. */
 typedef enum wyjit_gdn_replay_path {
-  WYJIT_GDN_REPLAY_PATH_AUTOMATIC = 0, /**< WY for K <= 8 and batch*HV >= 1024, else in turn */
+  WYJIT_GDN_REPLAY_PATH_AUTOMATIC = 0, /**< WY for batch*HV >= 256, else in turn */
   WYJIT_GDN_REPLAY_PATH_IN_TURN = 1,   /**< S_cur in registers, the tokens one after another */
   WYJIT_GDN_REPLAY_PATH_WY = 2         /**< the WY form on S0 and the log, K x K solve */
 } wyjit_gdn_replay_path;

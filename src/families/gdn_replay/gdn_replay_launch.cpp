@@ -37,10 +37,10 @@ int cols(const GdnReplaySpec& s, int path) {
 }
 
 // NOTE: measured on an H200 (docs/replay-performance.md; f32 checkpoint, HV = 32, the
-// WY form's projections and dots on tensor cores): the WY form wins at every K from 1024
-// (sequence, value head) pairs on (N = 32: K = 4 51.1 against 67.7 us, K = 16 117 against 139;
-// N = 128: K = 4 165 against 233, K = 16 427 against 497); in turn wins with few pairs (N = 1:
-// 6.3 against 8.3 us at K = 4).
+// WY form's projections and dots on tensor cores): the WY form wins at every K from 256
+// (sequence, value head) pairs on (N = 8: K = 2 14.1 against 17.3 us, K = 16 31.8 against 39.8;
+// N = 128: K = 4 163 against 233, K = 16 426 against 495); in turn wins with 32 pairs (N = 1:
+// 5.7 against 7.7 us at K = 2, 11.5 against 20.6 at K = 16). Between them nothing was measured.
 int verify_path(const GdnReplaySpec& spec, const GdnReplayVerifyArgs& a) {
   switch (a.path) {
     case WYJIT_GDN_REPLAY_PATH_IN_TURN:
@@ -51,7 +51,7 @@ int verify_path(const GdnReplaySpec& spec, const GdnReplayVerifyArgs& a) {
       break;
   }
   const std::int64_t pairs = std::int64_t{a.batch} * a.num_v_heads;
-  const bool wy = pairs >= 1024;
+  const bool wy = pairs >= 256;
   return kernel_path(spec, wy ? wyjit_kernels::kReplayWy : wyjit_kernels::kReplayInTurn);
 }
 
