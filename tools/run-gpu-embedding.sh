@@ -7,9 +7,9 @@
 #      copy (tests/consumers): C++ via find_package, C via pkg-config, Rust via cargo when cargo
 #      exists. Where a GPU exists each must launch a verify and check it ("launch: relative
 #      error ..." in its output); a consumer that skipped its launch there fails.
-#   2. the Python tests on torch tensors (tests/python/test_gpu.py, and its harness self-test
-#      tests/python/test_gpu_harness.py), through the installed libwyjit.so; pytest when it is
-#      installed, else test_gpu.py on its own runner.
+#   2. the Python tests on torch tensors (tests/python/test_gpu.py, test_gpu_engines.py and the
+#      harness self-test tests/python/test_gpu_harness.py), through the installed libwyjit.so;
+#      pytest when it is installed, else the two GPU files on their own runner.
 #   3. BUILD_DIR/bin/wyjit_gpu_tests "[multi_gpu]" (two GPUs; reports SKIPPED on one) and
 #      "[stager]" (the table stager, null entries as padding).
 # Every step runs whatever the others did; the exit status is non-zero when any step failed.
@@ -170,9 +170,10 @@ section "$python_log" "WYJIT_LIBRARY=$library"
 if ! python3 -c "import torch" >>"$python_log" 2>&1; then
   record "python: test_gpu.py" SKIPPED "torch is not installed for python3"
 elif python3 -c "import pytest" >/dev/null 2>&1; then
-  section "$python_log" "pytest test_gpu_harness.py test_gpu.py"
+  section "$python_log" "pytest test_gpu_harness.py test_gpu.py test_gpu_engines.py"
   if (cd "$root" && WYJIT_LIBRARY="$library" PYTHONUNBUFFERED=1 python3 -m pytest -v -rs \
-    -p no:cacheprovider tests/python/test_gpu_harness.py tests/python/test_gpu.py) \
+    -p no:cacheprovider tests/python/test_gpu_harness.py tests/python/test_gpu.py \
+    tests/python/test_gpu_engines.py) \
     >>"$python_log" 2>&1; then
     record "python: test_gpu.py and its harness self-test (pytest)" PASSED \
       "$(grep -E '^=+ .*(passed|failed)' "$python_log" | tail -1 | tr -d '=' | xargs)"
@@ -181,7 +182,8 @@ elif python3 -c "import pytest" >/dev/null 2>&1; then
   fi
 else
   section "$python_log" "python3 test_gpu.py (no pytest: the harness self-test needs it)"
-  if (cd "$root" && WYJIT_LIBRARY="$library" PYTHONUNBUFFERED=1 python3 tests/python/test_gpu.py) \
+  if (cd "$root" && export WYJIT_LIBRARY="$library" PYTHONUNBUFFERED=1 &&
+    python3 tests/python/test_gpu.py && python3 tests/python/test_gpu_engines.py) \
     >>"$python_log" 2>&1; then
     record "python: test_gpu.py (standalone)" PASSED "$(tail -1 "$python_log")"
   else

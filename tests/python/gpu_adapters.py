@@ -6,7 +6,7 @@ tools/bench/harness/fetch_peers.py, never committed), on the same random inputs:
 row of a live sequence and every state tensor either writes (whole pools and buffers, so a
 tile written where it should not be fails too) compared.
 
-test_gpu.py runs these on CUDA (bf16 tokens, the real kernels); adapters_interpreter.py runs
+test_gpu_engines.py runs these on CUDA (bf16 tokens, the real kernels); adapters_interpreter.py runs
 cpu_cases() on the CPU (fp16 tokens, the peers in Triton's interpreter, wyjit emulated).
 Imports without torch."""
 

@@ -64,3 +64,24 @@ def storage_address(t):
 
 def new_jit():
     return wyjit.Jit(pathlib.Path(tempfile.gettempdir()) / "wyjit-python-gpu-test-cache")
+
+
+def run_standalone(cases):
+    """The runner without pytest: every (name, check, args) case against one Jit, each reported;
+    exits 1 if any failed, 0 (with the reason) where there is no GPU or torch."""
+    if UNAVAILABLE:
+        print(f"SKIPPED: wyjit-gpu-unavailable: {UNAVAILABLE}")
+        sys.exit(0)
+    torch.zeros(1, device="cuda")  # makes torch's CUDA context current on this thread
+    torch.cuda.synchronize()
+    failed = 0
+    with new_jit() as manager:
+        for name, check, args in cases:
+            try:
+                check(manager, *args)
+                print(f"PASSED {name}")
+            except Exception as e:  # noqa: BLE001 - report every case
+                failed += 1
+                print(f"FAILED {name}: {type(e).__name__}: {e}")
+    print(f"{len(cases) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""wyjit's torch custom ops (wyjit.torch_ops) on the GPU; test_gpu.py runs these cases:
+"""wyjit's torch custom ops (wyjit.torch_ops) on the GPU; test_gpu_engines.py runs these cases:
 
 - every launch and addressing mode of launch_cases.py called through its op leaves every
   output, state, log, cursor and table pool bit for bit as the plain launch does, over several

@@ -6,10 +6,8 @@ rollback forms, the three addressing modes, both kernel paths bit for bit, a tor
 and gdn_replay's (gpu_replay.py: hundreds of verify + commit steps against the float64
 recurrence, materialize, a step of two layers in a torch CUDA graph); and prepared launches
 (gpu_prepared.py: every launch and addressing mode bit for bit against the one-shot launch,
-over several steps and in a torch CUDA graph); and the torch custom ops (gpu_torch_ops.py: each
-op bit for bit against the plain launch, steps of ops under torch.compile(fullgraph=True) and in
-torch CUDA graphs against eager); and wyjit.adapters side by side with the engines' own functions
-(gpu_adapters.py, where .peers/classic is filled).
+over several steps and in a torch CUDA graph). What engines call (the torch custom ops, the
+adapters) is test_gpu_engines.py.
 
 Skipped (the reason starts with "wyjit-gpu-unavailable") without torch or a CUDA device. Runs
 without pytest too: `python3 tests/python/test_gpu.py`.
@@ -30,15 +28,14 @@ from gpu_support import (  # noqa: E402,F401 (the harness reads these names here
     assert_close,
     dtype_of,
     new_jit,
+    run_standalone,
     storage_address,
     torch,
     wyjit,
 )
-import gpu_adapters as adapters  # noqa: E402
 import gpu_conv1d as conv1d  # noqa: E402
 import gpu_prepared as prepared  # noqa: E402
 import gpu_replay as replay  # noqa: E402
-import gpu_torch_ops as torch_ops  # noqa: E402
 
 if pytest is not None:
     pytestmark = pytest.mark.skipif(bool(UNAVAILABLE), reason=f"wyjit-gpu-unavailable: {UNAVAILABLE}")
@@ -405,34 +402,8 @@ if pytest is not None:
     def test_a_prepared_launch_in_a_torch_cuda_graph_equals_one_shot(jit):
         prepared.check_prepared_in_a_torch_graph(jit)
 
-    @pytest.mark.parametrize("label", torch_ops.LABELS)
-    def test_a_torch_op_equals_the_plain_launch_bit_for_bit(jit, label):
-        torch_ops.check_op_equals_plain(jit, label)
-
-    @pytest.mark.parametrize("problem", list(torch_ops.PROBLEMS))
-    def test_a_step_of_torch_ops_under_torch_compile_equals_eager(jit, problem):
-        torch_ops.check_compiled_step_equals_eager(jit, problem)
-
-    @pytest.mark.parametrize("problem", list(torch_ops.PROBLEMS))
-    def test_a_step_of_torch_ops_in_a_cuda_graph_equals_eager(jit, problem):
-        torch_ops.check_graphed_step_equals_eager(jit, problem)
-
-    def test_a_torch_op_raises_the_plain_launchs_error(jit):
-        torch_ops.check_errors_match_plain(jit)
-
-    @pytest.mark.parametrize("label", adapters.LABELS)
-    def test_an_engine_function_and_its_wyjit_adapter_agree(jit, label):
-        if not (adapters.PEERS_DIR / "classic").is_dir():
-            pytest.skip(f"{adapters.PEERS_DIR / 'classic'} is not filled (fetch_peers.py)")
-        adapters.check_side_by_side(jit, label)
-
 
 if __name__ == "__main__":
-    if UNAVAILABLE:
-        print(f"SKIPPED: wyjit-gpu-unavailable: {UNAVAILABLE}")
-        sys.exit(0)
-    torch.zeros(1, device=DEVICE)
-    torch.cuda.synchronize()
     cases = [(f"strided {io} {layout}", check_strided, (io, layout)) for io, layout in STRIDED]
     cases += [("table", check_table, ()), ("slot", check_slot, ()),
               ("addressing modes agree", check_addressing_modes_agree, ()),
@@ -451,23 +422,4 @@ if __name__ == "__main__":
     cases += [(f"prepared {label} == one-shot", prepared.check_prepared_equals_one_shot, (label,))
               for label in prepared.LABELS]
     cases += [("prepared in a torch graph", prepared.check_prepared_in_a_torch_graph, ())]
-    cases += [(f"torch op {label} == plain", torch_ops.check_op_equals_plain, (label,))
-              for label in torch_ops.LABELS]
-    cases += [(f"torch ops {p} {how}", check, (p,)) for p in torch_ops.PROBLEMS
-              for how, check in (("compiled", torch_ops.check_compiled_step_equals_eager),
-                                 ("in CUDA graphs", torch_ops.check_graphed_step_equals_eager))]
-    cases += [("torch op errors", torch_ops.check_errors_match_plain, ())]
-    if (adapters.PEERS_DIR / "classic").is_dir():
-        cases += [(f"adapter {label}", adapters.check_side_by_side, (label,))
-                  for label in adapters.LABELS]
-    failed = 0
-    with new_jit() as manager:
-        for name, check, args in cases:
-            try:
-                check(manager, *args)
-                print(f"PASSED {name}")
-            except Exception as e:  # noqa: BLE001 - report every case
-                failed += 1
-                print(f"FAILED {name}: {type(e).__name__}: {e}")
-    print(f"{len(cases) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    run_standalone(cases)
