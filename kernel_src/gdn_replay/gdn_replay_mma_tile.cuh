@@ -51,16 +51,24 @@ struct GdnReplayMmaTile {
   __device__ __forceinline__ int first_i(int c) const {
     return slice * kSliceDk + (c / kColSlots) * 16 + 4 * t;
   }
+  // NOTE: one base address a thread and a compile-time offset a vector (col_of(c) - col_of(0),
+  // first_i(c) - first_i(0)), so that the 16 loads need no address arithmetic of their own.
+  __host__ __device__ static constexpr int offset(int c) {
+    return ((col_slot(c) / 2) * 16 + (col_slot(c) % 2) * 8) * C::kDk + (c / kColSlots) * 16;
+  }
+  template <typename T>
+  __device__ __forceinline__ T* base(T* tile, int j0) const {
+    return tile + static_cast<long long>(j0 + col0 + g) * C::kDk + slice * kSliceDk + 4 * t;
+  }
   template <typename T>
   __device__ __forceinline__ void load(const T* src, int j0, float (&s)[C::kVecs][4]) const {
+    const T* const at = base(src, j0);
 #pragma unroll
-    for (int c = 0; c < C::kVecs; ++c) {
-      load4(src + static_cast<long long>(j0 + col_of(c)) * C::kDk + first_i(c), s[c]);
-    }
+    for (int c = 0; c < C::kVecs; ++c) load4(at + offset(c), s[c]);
   }
   template <typename T>
   __device__ __forceinline__ void store(T* dst, int j0, const float (&s)[4], int c) const {
-    store4_global(dst + static_cast<long long>(j0 + col_of(c)) * C::kDk + first_i(c), s);
+    store4_global(base(dst, j0) + offset(c), s);
   }
 };
 

@@ -158,15 +158,24 @@ __global__ void __launch_bounds__(C::kThreads, 512 / C::kThreads)
 
   // ---- u_t and o_t for every (t, column) of the strip; the log entries ----
   TIo* out = static_cast<TIo*>(p.tokens.out);
-  for (int idx = tid; idx < K * COLS; idx += C::kThreads) {
+  // NOTE: a compile-time trip count and every s unrolled, s > t predicated off (not multiplied
+  // by the zeros of W and C there: a later token's infinity must not reach o_t): no loop
+  // branches on the run-time t.
+#pragma unroll
+  for (int pass = 0; pass < (K * COLS + C::kThreads - 1) / C::kThreads; ++pass) {
+    const int idx = pass * C::kThreads + tid;
+    if (idx >= K * COLS) break;
     const int t = idx / COLS;
     const int c = idx % COLS;
     float u = 0.0f;
     float o = sh.tok.eg[t] * sh.r[idx];
-    for (int s_ = 0; s_ <= t; ++s_) {
-      const float x = sh.tok.v[s_ * COLS + c] - sh.tok.eg[s_] * sh.p[s_ * COLS + c];
-      u += sh.w[t * K + s_] * x;
-      o += sh.c[t * K + s_] * x;
+#pragma unroll
+    for (int s_ = 0; s_ < K; ++s_) {
+      if (s_ <= t) {
+        const float x = sh.tok.v[s_ * COLS + c] - sh.tok.eg[s_] * sh.p[s_ * COLS + c];
+        u += sh.w[t * K + s_] * x;
+        o += sh.c[t * K + s_] * x;
+      }
     }
     out[(row0 + t) * p.tokens.o_stride + static_cast<long long>(vh) * DV + j0 + c] =
         from_float<TIo>(o);
