@@ -30,9 +30,10 @@ struct GdnReplayConfig {
 
   static constexpr int kThreads = gdn_replay_threads(kK, kDk, kDv, kLayout, kPath);
   static constexpr int kWarps = kThreads / 32;
-  static constexpr int kCols = gdn_replay_block_cols(kK, kDk, kDv, kLayout, kPath);  // columns a block
-  static constexpr int kStrips = kDv / kCols;                                    // blocks per head
-  static constexpr int kPadDk = gdn_padded_dk(kDk);  // smem row pitch of k rows
+  static constexpr int kCols =
+      gdn_replay_block_cols(kK, kDk, kDv, kLayout, kPath);  // columns a block
+  static constexpr int kStrips = kDv / kCols;               // blocks per head
+  static constexpr int kPadDk = gdn_padded_dk(kDk);         // smem row pitch of k rows
   static constexpr int kLanesPerCol = kLayout == kLayoutVK ? kThreads / kCols : 1;
   static constexpr int kElems = kCols * kDk / kThreads;  // state elements per thread
   static constexpr int kVecs = kElems / 4;

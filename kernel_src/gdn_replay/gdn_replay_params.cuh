@@ -38,9 +38,8 @@ enum GdnReplayPath : int { kReplayInTurn = 0, kReplayWy = 1 };
 /// materialize): at K <= 4 those phases are short, and four blocks of 4 warps a SM overlap them
 /// better than two of 8 (docs/replay-performance.md).
 WYJIT_HOST_DEVICE constexpr int gdn_replay_threads(int K, int dk, int dv, int layout, int path) {
-  return layout == kLayoutVK && path == kReplayWy && K >= 8 && dk * dv >= 256 * 64
-             ? 256
-             : gdn_threads();
+  return layout == kLayoutVK && path == kReplayWy && K >= 8 && dk * dv >= 256 * 64 ? 256
+                                                                                   : gdn_threads();
 }
 
 /// Value columns one block owns. In turn (vk): 32 state elements a thread (twice the classic
@@ -48,8 +47,7 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_threads(int K, int dk, int dv, int la
 /// normalising q and k) is shared by more columns. WY, vk: 64 elements a thread, so that its
 /// K x K and log dots and its solve are repeated by fewer blocks; kv: a lane a column, as the
 /// classic WY form. Commit and materialize take the in-turn value (kv: the WY one).
-WYJIT_HOST_DEVICE constexpr int gdn_replay_block_cols(int K, int dk, int dv, int layout,
-                                                      int path) {
+WYJIT_HOST_DEVICE constexpr int gdn_replay_block_cols(int K, int dk, int dv, int layout, int path) {
   const int per_block =
       layout == kLayoutVK
           ? (path == kReplayWy ? 64 * gdn_replay_threads(K, dk, dv, layout, path) : 4096) / dk
@@ -74,10 +72,10 @@ WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_slices(int K, int warps) {
   return gdn_replay_dot_col_tiles(K) >= warps ? 1 : warps / gdn_replay_dot_col_tiles(K);
 }
 WYJIT_HOST_DEVICE constexpr int gdn_replay_dot_partial_floats(int K, int L, int warps) {
-  return gdn_replay_dot_slices(K, warps) > 1 ? gdn_replay_dot_slices(K, warps) *
-                                                   gdn_replay_dot_row_tiles(K, L) * 16 *
-                                                   gdn_replay_dot_col_tiles(K) * 8
-                                             : 0;
+  return gdn_replay_dot_slices(K, warps) > 1
+             ? gdn_replay_dot_slices(K, warps) * gdn_replay_dot_row_tiles(K, L) * 16 *
+                   gdn_replay_dot_col_tiles(K) * 8
+             : 0;
 }
 
 /// The verify kernel a layout has for `path`: kv has only the WY form.

@@ -222,8 +222,8 @@ void launch_gdn_replay_materialize(const Kernel& kernel, const GdnReplayMaterial
       .grid = static_cast<unsigned>(a.batch * a.num_v_heads *
                                     (spec.dv / cols(spec, wyjit_kernels::kReplayInTurn))),
       .block = static_cast<unsigned>(wyjit_kernels::gdn_threads()),
-      .smem_bytes = static_cast<unsigned>(
-          wyjit_kernels::gdn_replay_materialize_smem_bytes(spec.k, spec.log, spec.dk, spec.dv, layout)),
+      .smem_bytes = static_cast<unsigned>(wyjit_kernels::gdn_replay_materialize_smem_bytes(
+          spec.k, spec.log, spec.dk, spec.dv, layout)),
   };
   detail::launch_with(kernel, kMaterialize, plan, params, stream);
 }
