@@ -168,6 +168,21 @@ TEST_CASE("fuzz: conv1d's path choice with batch x words x K beyond int64", "[fu
   CHECK(c.message.find("beyond the grid limit") != std::string::npos);
 }
 
+TEST_CASE("fuzz: a GDN grid of batch x heads x blocks a head beyond int64", "[fuzz][capi]") {
+  // wyjit_fuzz_capi_check: the grid-limit check multiplied batch, num_v_heads and the blocks of
+  // a head in int64, which overflowed for int32-sized batch and head counts.
+  wyjit_gdn_verify_args a = gdn_verify_args(17);
+  a.batch = kInt32Max;
+  a.num_v_heads = kInt32Max;
+  a.num_k_heads = 1;
+  const Checked c = check(kVerifyK17, a);
+  INFO(c.message);
+  CHECK(c.status == WYJIT_ERROR_INVALID_ARGUMENT);
+  CHECK(c.message.find("batch 2147483647 x num_v_heads 2147483647 needs 4611686014132420609 x") !=
+        std::string::npos);
+  CHECK(c.message.find("beyond the grid limit") != std::string::npos);
+}
+
 TEST_CASE("fuzz: precompile --FIELD= (no value) is a usage error, not a hang", "[fuzz][cli]") {
   // wyjit_fuzz_cli_args: `--FIELD=` matched neither form and the parser looped on it forever.
   using namespace wyjit::cli_test;

@@ -25,6 +25,19 @@ struct GdnTokenShape {
   std::int64_t blocks_per_sequence_head = 1;  ///< for the grid limit
 };
 
+/// Refuses a grid of batch x num_v_heads x `per_pair` blocks beyond the launch limit. The
+/// product is never formed past the limit: batch x num_v_heads fits in int64, times `per_pair`
+/// it may not.
+inline void check_gdn_grid(const Guard& guard, std::int32_t batch, std::int32_t num_v_heads,
+                           std::int64_t per_pair) {
+  const std::int64_t pairs = static_cast<std::int64_t>(batch) * num_v_heads;
+  if (pairs > std::numeric_limits<int>::max() / per_pair) {
+    guard.fail("batch " + std::to_string(batch) + " x num_v_heads " + std::to_string(num_v_heads) +
+               " needs " + std::to_string(pairs) + " x " + std::to_string(per_pair) +
+               " blocks, beyond the grid limit 2147483647");
+  }
+}
+
 /// The guards of the token inputs of `a` (GdnVerifyArgs or GdnReplayVerifyArgs).
 template <class Args>
 void check_gdn_tokens(const Guard& guard, const GdnTokenShape& s, const Args& a) {
@@ -39,13 +52,7 @@ void check_gdn_tokens(const Guard& guard, const GdnTokenShape& s, const Args& a)
                ", must be a multiple of args.num_k_heads = " + std::to_string(a.num_k_heads));
   }
   if (!std::isfinite(a.scale)) guard.fail("args.scale is " + std::to_string(a.scale));
-  const std::int64_t blocks =
-      static_cast<std::int64_t>(a.batch) * a.num_v_heads * s.blocks_per_sequence_head;
-  if (blocks > std::numeric_limits<int>::max()) {
-    guard.fail("batch " + std::to_string(a.batch) + " x num_v_heads " +
-               std::to_string(a.num_v_heads) + " needs " + std::to_string(blocks) +
-               " blocks, beyond the grid limit 2147483647");
-  }
+  check_gdn_grid(guard, a.batch, a.num_v_heads, s.blocks_per_sequence_head);
   const std::size_t io = static_cast<std::size_t>(dtype_size(s.io));
   // NOTE: q, k and v rows are read 4 elements at a time (16 B for fp32).
   guard.pointer("q", a.q, 4 * io);

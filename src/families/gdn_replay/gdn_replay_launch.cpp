@@ -135,13 +135,8 @@ void check_gdn_replay_materialize_args(const GdnReplaySpec& spec,
     guard.fail("args.num_v_heads is " + std::to_string(a.num_v_heads) +
                ", must be a multiple of args.num_k_heads = " + std::to_string(a.num_k_heads));
   }
-  const std::int64_t blocks = static_cast<std::int64_t>(a.batch) * a.num_v_heads *
-                              (spec.dv / cols(spec, wyjit_kernels::kReplayInTurn));
-  if (blocks > 2147483647) {
-    guard.fail("batch " + std::to_string(a.batch) + " x num_v_heads " +
-               std::to_string(a.num_v_heads) + " needs " + std::to_string(blocks) +
-               " blocks, beyond the grid limit 2147483647");
-  }
+  detail::check_gdn_grid(guard, a.batch, a.num_v_heads,
+                         spec.dv / cols(spec, wyjit_kernels::kReplayInTurn));
   check_replay_state(guard, spec, a, 0);
   const std::size_t st = static_cast<std::size_t>(dtype_size(spec.state));
   detail::check_state_refs(guard, spec.addressing, a.out,
