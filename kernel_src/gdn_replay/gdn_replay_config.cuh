@@ -57,6 +57,25 @@ struct GdnCursor {
 
 #if defined(__CUDACC__)
 
+/// What a verify or materialize block owns: column strip `strip` (columns j0..) of value head
+/// vh of sequence b; hk is vh's key head. The grid is batch x num_v_heads x kStrips blocks.
+struct GdnReplayBlock {
+  int strip;
+  int j0;
+  int b;
+  int vh;
+  int hk;
+
+  template <class C>
+  static __device__ __forceinline__ GdnReplayBlock of(const GdnReplayParams& p) {
+    const int strip = static_cast<int>(blockIdx.x) % C::kStrips;
+    const int seq_head = static_cast<int>(blockIdx.x) / C::kStrips;
+    const int b = p.v_heads.div(seq_head);
+    const int vh = seq_head - b * p.v_heads.divisor;
+    return GdnReplayBlock{strip, strip * C::kCols, b, vh, p.v_per_k.div(vh)};
+  }
+};
+
 template <int kK, int kL>
 __device__ __forceinline__ GdnCursor read_cursor(const int* c) {
   const int base = static_cast<int>(static_cast<unsigned>(c[0]) & static_cast<unsigned>(kL - 1));

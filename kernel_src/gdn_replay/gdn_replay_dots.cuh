@@ -144,7 +144,7 @@ __device__ __forceinline__ void replay_dots_mma(const GdnReplayShared<C>& sh, in
   constexpr int kMaxSlices = gdn_replay_dot_slices(K, C::kWarps);
   constexpr int kRowsMax = gdn_replay_dot_row_tiles(K, C::kL) * 16;
   constexpr int kSteps = C::kDk / 8;
-  static_assert(kSteps % kMaxSlices == 0, "dk slices of whole k steps");
+  static_assert(kSteps % 2 == 0, "whole pairs of k steps");
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32;
   const int g = (tid % 32) / 4;
@@ -154,7 +154,7 @@ __device__ __forceinline__ void replay_dots_mma(const GdnReplayShared<C>& sh, in
   // NOTE: block-uniform (len is the sequence's), so the barrier below is reached by all or none.
   const int spare = C::kWarps / tiles;
   int slices = 1;
-  while (2 * slices <= min(kMaxSlices, spare)) slices *= 2;
+  while (2 * slices <= min(kMaxSlices, spare) && kSteps % (4 * slices) == 0) slices *= 2;
   const int steps = kSteps / slices;
 
   const auto row_of = [&](int r) {
@@ -194,19 +194,23 @@ __device__ __forceinline__ void replay_dots_mma(const GdnReplayShared<C>& sh, in
     const float* a1_row = live1 ? row_of(r1) : sh.tok.k;
     const float* b_row = live_n ? row_of(n) : sh.tok.k;
     float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-#pragma unroll 2
-    for (int step = 0; step < steps; ++step) {
-      const int i = (slice * steps + step) * 8 + 2 * t;
-      const float2 x0 = *reinterpret_cast<const float2*>(a0_row + i);
-      const float2 x1 = *reinterpret_cast<const float2*>(a1_row + i);
-      const float2 y = *reinterpret_cast<const float2*>(b_row + i);
-      const Tf32Pair a[4] = {tf32_split(live0 ? x0.x : 0.0f), tf32_split(live1 ? x1.x : 0.0f),
-                             tf32_split(live0 ? x0.y : 0.0f), tf32_split(live1 ? x1.y : 0.0f)};
-      const unsigned a_big[4] = {a[0].big, a[1].big, a[2].big, a[3].big};
-      const unsigned a_small[4] = {a[0].small, a[1].small, a[2].small, a[3].small};
-      const Tf32Pair b0 = tf32_split(live_n ? y.x : 0.0f);
-      const Tf32Pair b1 = tf32_split(live_n ? y.y : 0.0f);
-      mma_3xtf32_m16n8k8(acc[step % 2], a_big, a_small, b0.big, b1.big, b0.small, b1.small);
+    // NOTE: two k steps an iteration, one chain each (steps is even): acc indexed at compile
+    // time, never through local memory.
+    for (int step = 0; step < steps; step += 2) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int i = (slice * steps + step + h) * 8 + 2 * t;
+        const float2 x0 = *reinterpret_cast<const float2*>(a0_row + i);
+        const float2 x1 = *reinterpret_cast<const float2*>(a1_row + i);
+        const float2 y = *reinterpret_cast<const float2*>(b_row + i);
+        const Tf32Pair a[4] = {tf32_split(live0 ? x0.x : 0.0f), tf32_split(live1 ? x1.x : 0.0f),
+                               tf32_split(live0 ? x0.y : 0.0f), tf32_split(live1 ? x1.y : 0.0f)};
+        const unsigned a_big[4] = {a[0].big, a[1].big, a[2].big, a[3].big};
+        const unsigned a_small[4] = {a[0].small, a[1].small, a[2].small, a[3].small};
+        const Tf32Pair b0 = tf32_split(live_n ? y.x : 0.0f);
+        const Tf32Pair b1 = tf32_split(live_n ? y.y : 0.0f);
+        mma_3xtf32_m16n8k8(acc[h], a_big, a_small, b0.big, b1.big, b0.small, b1.small);
+      }
     }
 #pragma unroll
     for (int e = 0; e < 4; ++e) {

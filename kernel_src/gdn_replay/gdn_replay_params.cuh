@@ -3,6 +3,7 @@
 // C++ with no CUDA keywords: the host launch layer includes this same file.
 #pragma once
 
+#include "common/fast_div.cuh"
 #include "common/gdn_tokens.cuh"
 #include "common/state_refs.cuh"
 
@@ -19,6 +20,8 @@ struct GdnReplayParams {
   const int* accepted;    // commit: [batch]
   long long cursor_stride;
   int batch;
+  FastDiv v_heads;  // verify, materialize: num_v_heads, to split a block index into (b, vh)
+  FastDiv v_per_k;  // verify, materialize: num_v_heads / num_k_heads (vh's key head)
 };
 
 /// Floats of one log tile: L entries of k [HK][dk], then of u [HV][dv], then of G [HV].

@@ -38,19 +38,17 @@ __global__ void __launch_bounds__(C::kThreads)
   constexpr int L = C::kL;
   constexpr int DK = C::kDk;
   constexpr int DV = C::kDv;
-  constexpr int COLS = C::kCols;
   extern __shared__ __align__(16) float smem[];
   float* const lk = smem;                // [L][kPadDk]
   float* const lu = lk + L * C::kPadDk;  // [L][kCols]
   float* const lw = lu + L * C::kCols;   // [L]
 
-  const int strip = static_cast<int>(blockIdx.x) % C::kStrips;
-  const int seq_head = static_cast<int>(blockIdx.x) / C::kStrips;
+  const GdnReplayBlock blk = GdnReplayBlock::of<C>(p);
   const int hv_count = p.tokens.num_v_heads;
-  const int vh = seq_head % hv_count;
-  const int b = seq_head / hv_count;
-  const int hk = vh / (hv_count / p.tokens.num_k_heads);
-  const int j0 = strip * COLS;
+  const int vh = blk.vh;
+  const int b = blk.b;
+  const int hk = blk.hk;
+  const int j0 = blk.j0;
   const long long head = static_cast<long long>(vh) * DK * DV;
   const StateTiles<TState, 1, C::kAddressing> checkpoint(p.states, b, head);
   if (checkpoint.skip()) return;

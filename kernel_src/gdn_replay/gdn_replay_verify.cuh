@@ -72,7 +72,7 @@ __device__ __forceinline__ void replay_write_entries(const GdnReplayShared<C>& s
         cur.fold ? sh.tok.g[tid] : g_cur + sh.tok.g[tid];
   }
   // A key head's k rows, by one block of its group.
-  if (strip == 0 && vh % group == 0) {
+  if (strip == 0 && vh == hk * group) {
     constexpr int kRowVecs = C::kDk / 4;
     for (int idx = tid; idx < K * kRowVecs; idx += C::kThreads) {
       const int t = idx / kRowVecs;
@@ -81,6 +81,50 @@ __device__ __forceinline__ void replay_write_entries(const GdnReplayShared<C>& s
       load4(sh.tok.k + t * C::kPadDk + i, kk);
       store4(log.k((cur.base + cur.len + t) & (L - 1), hk) + i, kk);
     }
+  }
+}
+
+/// u_t = sum_{s<=t} W[t][s] x_s and o_t = e^{G_t} r_t + sum_{s<=t} C[t][s] x_s with
+/// x_s = v_s - e^{G_s} p_s, for every (t, column) of the strip: out row t and log entry t's u.
+/// A thread keeps one column, c = tid % kCols, for tokens t = tid / kCols + pass * kRows, so
+/// its x_s are formed once for every pass.
+template <class C>
+__device__ __forceinline__ void replay_outputs(const GdnReplayParams& p,
+                                               const GdnReplayShared<C>& sh,
+                                               const GdnLogTile<C>& log, const GdnCursor& cur,
+                                               int j0, long long row0, int vh) {
+  using TIo = typename C::TIo;
+  constexpr int K = C::kK;
+  constexpr int L = C::kL;
+  constexpr int COLS = C::kCols;
+  constexpr int kRows = C::kThreads / COLS;  // tokens a pass
+  static_assert(C::kThreads % COLS == 0, "a thread keeps one column over the passes");
+  const int tid = static_cast<int>(threadIdx.x);
+  const int c = tid % COLS;
+  const int t_first = tid / COLS;
+  float x[K];
+#pragma unroll
+  for (int s_ = 0; s_ < K; ++s_)
+    x[s_] = sh.tok.v[s_ * COLS + c] - sh.tok.eg[s_] * sh.p[s_ * COLS + c];
+  TIo* const out = static_cast<TIo*>(p.tokens.out) + static_cast<long long>(vh) * C::kDv + j0 + c;
+  // NOTE: compile-time trip counts, s past the pass's last token left out and s > t predicated
+  // off within it (not multiplied by the zeros of W and C there: a later token's infinity must
+  // not reach o_t): no loop branches on the run-time t.
+#pragma unroll
+  for (int pass = 0; pass < (K + kRows - 1) / kRows; ++pass) {
+    const int t = pass * kRows + t_first;
+    if (t >= K) break;
+    float u = 0.0f;
+    float o = sh.tok.eg[t] * sh.r[t * COLS + c];
+#pragma unroll
+    for (int s_ = 0; s_ < K; ++s_) {
+      if (s_ < (pass + 1) * kRows && s_ <= t) {
+        u += sh.w[t * K + s_] * x[s_];
+        o += sh.c[t * K + s_] * x[s_];
+      }
+    }
+    out[(row0 + t) * p.tokens.o_stride] = from_float<TIo>(o);
+    log.u((cur.base + cur.len + t) & (L - 1), vh)[j0 + c] = u;
   }
 }
 
@@ -96,21 +140,20 @@ __global__ void __launch_bounds__(C::kThreads, 512 / C::kThreads)
   constexpr int L = C::kL;
   constexpr int DK = C::kDk;
   constexpr int DV = C::kDv;
-  constexpr int COLS = C::kCols;
   const int tid = static_cast<int>(threadIdx.x);
 
   extern __shared__ __align__(16) float smem[];
   const GdnReplayShared<C> sh(smem);
 
   // ---- which strip, which tiles ----
-  const int strip = static_cast<int>(blockIdx.x) % C::kStrips;
-  const int seq_head = static_cast<int>(blockIdx.x) / C::kStrips;
+  const GdnReplayBlock blk = GdnReplayBlock::of<C>(p);
+  const int strip = blk.strip;
   const int hv_count = p.tokens.num_v_heads;
-  const int vh = seq_head % hv_count;
-  const int b = seq_head / hv_count;
-  const int group = hv_count / p.tokens.num_k_heads;
-  const int hk = vh / group;
-  const int j0 = strip * COLS;
+  const int vh = blk.vh;
+  const int b = blk.b;
+  const int group = p.v_per_k.divisor;
+  const int hk = blk.hk;
+  const int j0 = blk.j0;
   const long long row0 = static_cast<long long>(b) * K;
   const StateTiles<TState, 1, C::kAddressing> checkpoint(p.states, b,
                                                          static_cast<long long>(vh) * DK * DV);
@@ -156,41 +199,21 @@ __global__ void __launch_bounds__(C::kThreads, 512 / C::kThreads)
   replay_project(sh, tile, s, eg_cur, cur.len);
   __syncthreads();
 
-  // ---- u_t and o_t for every (t, column) of the strip; the log entries ----
-  TIo* out = static_cast<TIo*>(p.tokens.out);
-  // NOTE: a compile-time trip count and every s unrolled, s > t predicated off (not multiplied
-  // by the zeros of W and C there: a later token's infinity must not reach o_t): no loop
-  // branches on the run-time t.
-#pragma unroll
-  for (int pass = 0; pass < (K * COLS + C::kThreads - 1) / C::kThreads; ++pass) {
-    const int idx = pass * C::kThreads + tid;
-    if (idx >= K * COLS) break;
-    const int t = idx / COLS;
-    const int c = idx % COLS;
-    float u = 0.0f;
-    float o = sh.tok.eg[t] * sh.r[idx];
-#pragma unroll
-    for (int s_ = 0; s_ < K; ++s_) {
-      if (s_ <= t) {
-        const float x = sh.tok.v[s_ * COLS + c] - sh.tok.eg[s_] * sh.p[s_ * COLS + c];
-        u += sh.w[t * K + s_] * x;
-        o += sh.c[t * K + s_] * x;
-      }
-    }
-    out[(row0 + t) * p.tokens.o_stride + static_cast<long long>(vh) * DV + j0 + c] =
-        from_float<TIo>(o);
-    log.u((cur.base + cur.len + t) & (L - 1), vh)[j0 + c] = u;
-  }
-  replay_write_entries<C>(sh, log, cur, g_cur, strip, vh, hk, group);
-
   // ---- the fold: S_cur as the new checkpoint, from the registers ----
+  // NOTE: before the outputs, which need only p, r and the scalars: S0's registers are free
+  // for them (K = 16 holds K values of x a thread there).
   if (cur.fold) {
     TState* const dst = checkpoint.write(0);
-    if (dst == nullptr) return;
-    apply_live_log<C>(tile, s, eg_cur, cur.len, sh.lk, sh.lu, sh.lw);
+    if (dst != nullptr) {
+      apply_live_log<C>(tile, s, eg_cur, cur.len, sh.lk, sh.lu, sh.lw);
 #pragma unroll
-    for (int c = 0; c < C::kVecs; ++c) tile.store(dst, j0, s[c], c);
+      for (int c = 0; c < C::kVecs; ++c) tile.store(dst, j0, s[c], c);
+    }
   }
+
+  // ---- u_t and o_t for every (t, column) of the strip; the log entries ----
+  replay_outputs<C>(p, sh, log, cur, j0, row0, vh);
+  replay_write_entries<C>(sh, log, cur, g_cur, strip, vh, hk, group);
 }
 
 }  // namespace wyjit_kernels

@@ -166,6 +166,8 @@ void launch_gdn_replay_verify(const Kernel& kernel, const GdnReplayVerifyArgs& a
       .accepted = nullptr,
       .cursor_stride = a.cursor_stride,
       .batch = a.batch,
+      .v_heads = wyjit_kernels::make_fast_div(a.num_v_heads),
+      .v_per_k = wyjit_kernels::make_fast_div(a.num_v_heads / a.num_k_heads),
   };
   const int layout = detail::kernel_layout_arg(spec.layout);
   const int path = verify_path(spec, a);
@@ -211,6 +213,8 @@ void launch_gdn_replay_materialize(const Kernel& kernel, const GdnReplayMaterial
   params.cursor = a.cursor;
   params.cursor_stride = a.cursor_stride;
   params.batch = a.batch;
+  params.v_heads = wyjit_kernels::make_fast_div(a.num_v_heads);
+  params.v_per_k = wyjit_kernels::make_fast_div(a.num_v_heads / a.num_k_heads);
   const int layout = detail::kernel_layout_arg(spec.layout);
   const detail::LaunchPlan plan{
       .role = kMaterializeRole,
