@@ -90,11 +90,17 @@ struct GdnTokenLoads {
   static constexpr int kVVecs = C::kK * (C::kCols / 4);
   static constexpr int kVPasses = (kVVecs + C::kThreads - 1) / C::kThreads;
 
-  float qv[kRowPasses][kRowVecs][4] = {};
-  float kv[kRowPasses][kRowVecs][4] = {};
-  float vv[kVPasses][4] = {};
-  float g = 0.0f;  // token `tid` (warp 0 only)
-  float beta = 0.0f;
+  // NOTE: the loads are kept as loaded, in the io type, and converted in publish(): converted
+  // here, each load's first use would follow it at once, and the thread would wait for the
+  // token rows before it issues its state loads (the replay WY verify's profile at K = 4: 8% of
+  // its warp samples on those conversions, the state's latency after the tokens').
+  Pack4<typename C::TIo> qv[kRowPasses][kRowVecs] = {};
+  Pack4<typename C::TIo> kv[kRowPasses][kRowVecs] = {};
+  Pack4<typename C::TIo> vv[kVPasses] = {};
+  float g = 0.0f;      // token `tid` (warp 0 only): g, or with fused gating raw a
+  float beta = 0.0f;   // beta, or raw b
+  float a_log = 0.0f;  // fused gating: A_log and dt_bias of vh
+  float dt_bias = 0.0f;
 
   /// Issues the loads of sequence rows row0..row0+K-1, key head hk, value head vh, v columns
   /// j0..j0+kCols-1.
@@ -115,8 +121,8 @@ struct GdnTokenLoads {
 #pragma unroll
         for (int r = 0; r < kRowVecs; ++r) {
           const int i = (r * kRowLanes + lane_in_row) * 4;
-          load4(q + row + i, qv[ps][r]);
-          load4(k + row + i, kv[ps][r]);
+          qv[ps][r] = *reinterpret_cast<const Pack4<TIo>*>(q + row + i);
+          kv[ps][r] = *reinterpret_cast<const Pack4<TIo>*>(k + row + i);
         }
       }
     }
@@ -127,21 +133,21 @@ struct GdnTokenLoads {
       if (idx < kVVecs) {
         const int t = idx / (COLS / 4);
         const int j = (idx % (COLS / 4)) * 4;
-        load4(v + (row0 + t) * p.v_stride + static_cast<long long>(vh) * C::kDv + j0 + j, vv[ps]);
+        vv[ps] = *reinterpret_cast<const Pack4<TIo>*>(v + (row0 + t) * p.v_stride +
+                                                      static_cast<long long>(vh) * C::kDv + j0 + j);
       }
     }
     if (tid < K) {
       const long long gb = (row0 + tid) * p.gb_stride + vh;
       if constexpr (C::kGating) {
-        const float a = to_float(static_cast<const TIo*>(p.a)[gb]);
-        const float braw = to_float(static_cast<const TIo*>(p.b)[gb]);
-        g = -expf(p.a_log[vh]) * softplus(a + p.dt_bias[vh]);
-        beta = 1.0f / (1.0f + expf(-braw));
+        g = to_float(static_cast<const TIo*>(p.a)[gb]);
+        beta = to_float(static_cast<const TIo*>(p.b)[gb]);
+        a_log = p.a_log[vh];
+        dt_bias = p.dt_bias[vh];
       } else {
         g = p.g[gb];
         beta = p.beta[gb];
       }
-      g = g < gdn_gate_floor() ? gdn_gate_floor() : g;
     }
   }
 
@@ -183,6 +189,13 @@ struct GdnTokenLoads {
     const int lane = tid % 32;
     const int lane_in_row = tid % kRowLanes;
     if (tid / 32 == 0) {
+      if (tid < K) {
+        if constexpr (C::kGating) {
+          g = -expf(a_log) * softplus(g + dt_bias);
+          beta = 1.0f / (1.0f + expf(-beta));
+        }
+        g = g < gdn_gate_floor() ? gdn_gate_floor() : g;
+      }
       float G = g;
 #pragma unroll
       for (int offset = 1; offset < 32; offset *= 2) {
@@ -198,6 +211,16 @@ struct GdnTokenLoads {
     }
 #pragma unroll
     for (int ps = 0; ps < kRowPasses; ++ps) {
+      float qf[kRowVecs][4];
+      float kf[kRowVecs][4];
+#pragma unroll
+      for (int r = 0; r < kRowVecs; ++r) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          qf[r][e] = to_float(qv[ps][r].e[e]);
+          kf[r][e] = to_float(kv[ps][r].e[e]);
+        }
+      }
       float mul_q = p.scale;
       float mul_k = 1.0f;
       if constexpr (C::kL2Norm) {
@@ -207,8 +230,8 @@ struct GdnTokenLoads {
         for (int r = 0; r < kRowVecs; ++r) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            ssq += qv[ps][r][e] * qv[ps][r][e];
-            ssk += kv[ps][r][e] * kv[ps][r][e];
+            ssq += qf[r][e] * qf[r][e];
+            ssk += kf[r][e] * kf[r][e];
           }
         }
 #pragma unroll
@@ -221,8 +244,8 @@ struct GdnTokenLoads {
         // NOTE: a vote of the whole warp (rows of kRowLanes < 32 lanes share one), taken only
         // when a sum overflowed: the common path pays a compare and the vote.
         if (__any_sync(0xffffffffu, ssq > gdn_float_max() || ssk > gdn_float_max())) {
-          renormalise(qv[ps], ssq, inv_q);
-          renormalise(kv[ps], ssk, inv_k);
+          renormalise(qf, ssq, inv_q);
+          renormalise(kf, ssk, inv_k);
         }
         mul_q *= inv_q;
         mul_k *= inv_k;
@@ -234,11 +257,11 @@ struct GdnTokenLoads {
           const int i = (r * kRowLanes + lane_in_row) * 4;
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            qv[ps][r][e] *= mul_q;
-            kv[ps][r][e] *= mul_k;
+            qf[r][e] *= mul_q;
+            kf[r][e] *= mul_k;
           }
-          store4(sh.q + t * PDK + i, qv[ps][r]);
-          store4(sh.k + t * PDK + i, kv[ps][r]);
+          store4(sh.q + t * PDK + i, qf[r]);
+          store4(sh.k + t * PDK + i, kf[r]);
         }
       }
     }
@@ -251,7 +274,7 @@ struct GdnTokenLoads {
       const int idx = ps * C::kThreads + tid;
       if (idx < kVVecs) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) sh.v[idx * 4 + e] = vv[ps][e];
+        for (int e = 0; e < 4; ++e) sh.v[idx * 4 + e] = to_float(vv[ps].e[e]);
       }
     }
   }

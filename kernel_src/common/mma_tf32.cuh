@@ -45,6 +45,15 @@ __device__ __forceinline__ void mma_3xtf32_m16n8k8(float (&d)[4], const unsigned
   mma_tf32_m16n8k8(d, a_big, b0_big, b1_big);
 }
 
+/// d += A B with A exact in TF32 (a bf16 value: 8 mantissa bits of TF32's 10, so its small part
+/// is 0) and B as big and small parts: two products instead of three, the same accuracy.
+__device__ __forceinline__ void mma_2xtf32_m16n8k8(float (&d)[4], const unsigned (&a)[4],
+                                                   unsigned b0_big, unsigned b1_big,
+                                                   unsigned b0_small, unsigned b1_small) {
+  mma_tf32_m16n8k8(d, a, b0_small, b1_small);
+  mma_tf32_m16n8k8(d, a, b0_big, b1_big);
+}
+
 #endif  // __CUDA_ARCH__ >= 800
 
 }  // namespace wyjit_kernels

@@ -12,6 +12,16 @@ struct Half {
   unsigned short bits;
 };
 
+/// Whether T is Bf16 (no <type_traits> here).
+template <typename T>
+struct IsBf16 {
+  static constexpr bool value = false;
+};
+template <>
+struct IsBf16<Bf16> {
+  static constexpr bool value = true;
+};
+
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(Bf16 x) {
   return __uint_as_float(static_cast<unsigned>(x.bits) << 16);

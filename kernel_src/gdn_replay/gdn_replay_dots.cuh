@@ -150,7 +150,15 @@ __device__ __forceinline__ void replay_dots_mma(const GdnReplayShared<C>& sh, in
   const int g = (tid % 32) / 4;
   const int t = tid % 4;
   const int rows = 2 * K + len;
-  const int tiles = (rows + 15) / 16 * NT;
+  // NOTE: the rows k_t and q_t need only the columns k_s; the columns q_s are needed by the
+  // log's rows alone. Where the k columns take fewer tiles than all 2K (K > 4), the product is
+  // two: every row against the k columns (kColTilesK tiles), then the log's rows against the q
+  // columns, which leaves out the unused k_t.q_s and q_t.q_s (a third of the tiles at K = 16).
+  constexpr int kColTilesK = (K + 7) / 8;
+  constexpr bool kTwoParts = kColTilesK < NT;
+  const int row_tiles = (rows + 15) / 16;
+  const int tiles_k = kTwoParts ? row_tiles * kColTilesK : row_tiles * NT;
+  const int tiles = kTwoParts ? tiles_k + (len + 15) / 16 * kColTilesK : tiles_k;
   // NOTE: block-uniform (len is the sequence's), so the barrier below is reached by all or none.
   const int spare = C::kWarps / tiles;
   int slices = 1;
@@ -184,12 +192,20 @@ __device__ __forceinline__ void replay_dots_mma(const GdnReplayShared<C>& sh, in
   for (int unit = warp; unit < tiles * slices; unit += C::kWarps) {
     const int tile = unit / slices;
     const int slice = unit % slices;
-    const int r0 = (tile / NT) * 16 + g;
+    // (first row, first column, columns' end) of the tile: all rows x the k columns, then the
+    // log's rows x the q columns (kTwoParts); else all rows x all 2K columns.
+    const bool q_part = kTwoParts && tile >= tiles_k;
+    const int part_tile = q_part ? tile - tiles_k : tile;
+    const int part_cols = kTwoParts ? kColTilesK : NT;
+    const int row_base = (q_part ? 2 * K : 0) + (part_tile / part_cols) * 16;
+    const int col_base = (q_part ? K : 0) + (part_tile % part_cols) * 8;
+    const int col_end = kTwoParts && !q_part ? K : 2 * K;
+    const int r0 = row_base + g;
     const int r1 = r0 + 8;
-    const int n = (tile % NT) * 8 + g;
+    const int n = col_base + g;
     const bool live0 = r0 < rows;
     const bool live1 = r1 < rows;
-    const bool live_n = n < 2 * K;
+    const bool live_n = n < col_end;
     const float* a0_row = live0 ? row_of(r0) : sh.tok.k;
     const float* a1_row = live1 ? row_of(r1) : sh.tok.k;
     const float* b_row = live_n ? row_of(n) : sh.tok.k;
@@ -215,9 +231,9 @@ __device__ __forceinline__ void replay_dots_mma(const GdnReplayShared<C>& sh, in
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int r = e < 2 ? r0 : r1;
-      const int col = (tile % NT) * 8 + 2 * t + e % 2;
+      const int col = col_base + 2 * t + e % 2;
       const float v = acc[0][e] + acc[1][e];
-      if (r >= rows || col >= 2 * K) continue;
+      if (r >= rows || col >= col_end) continue;
       if (slices == 1) {
         place(r, col, v);
       } else {
@@ -231,6 +247,7 @@ __device__ __forceinline__ void replay_dots_mma(const GdnReplayShared<C>& sh, in
       for (int idx = tid; idx < rows * 2 * K; idx += C::kThreads) {
         const int r = idx / (2 * K);
         const int col = idx % (2 * K);
+        if (kTwoParts && r < 2 * K && col >= K) continue;  // not computed, not needed
         float v = 0.0f;
         for (int sl = 0; sl < slices; ++sl) v += sh.dot_parts[(sl * kRowsMax + r) * (NT * 8) + col];
         place(r, col, v);

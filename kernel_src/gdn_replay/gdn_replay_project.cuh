@@ -121,6 +121,8 @@ __device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
   }
 #if __CUDA_ARCH__ >= 800
   constexpr bool kLogOnTensorCores = Tile::kSlices == 1;
+  // NOTE: a bf16 checkpoint's S0 is exact in TF32 (its small part 0): no split, two products.
+  constexpr bool kExactA = IsBf16<typename C::TState>::value;
 #pragma unroll
   for (int blk = 0; blk < Tile::kBlks; ++blk) {
     const int i = tile.first_i(blk * Tile::kColSlots);
@@ -132,12 +134,16 @@ __device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
       unsigned a_small[2][4];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const Tf32Pair a[4] = {tf32_split(s[c][2 * h]), tf32_split(s[c + 1][2 * h]),
-                               tf32_split(s[c][2 * h + 1]), tf32_split(s[c + 1][2 * h + 1])};
+        const float a[4] = {s[c][2 * h], s[c + 1][2 * h], s[c][2 * h + 1], s[c + 1][2 * h + 1]};
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
-          a_big[h][r] = a[r].big;
-          a_small[h][r] = a[r].small;
+          if constexpr (kExactA) {
+            a_big[h][r] = __float_as_uint(a[r]);
+          } else {
+            const Tf32Pair split = tf32_split(a[r]);
+            a_big[h][r] = split.big;
+            a_small[h][r] = split.small;
+          }
         }
       }
 #pragma unroll
@@ -150,8 +156,13 @@ __device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
         for (int e = 0; e < 4; ++e) x[e] = tf32_split(xf[e]);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          mma_3xtf32_m16n8k8(acc[(2 * blk + h) % kChains][mt][nt], a_big[h], a_small[h],
-                             x[2 * h].big, x[2 * h + 1].big, x[2 * h].small, x[2 * h + 1].small);
+          if constexpr (kExactA) {
+            mma_2xtf32_m16n8k8(acc[(2 * blk + h) % kChains][mt][nt], a_big[h], x[2 * h].big,
+                               x[2 * h + 1].big, x[2 * h].small, x[2 * h + 1].small);
+          } else {
+            mma_3xtf32_m16n8k8(acc[(2 * blk + h) % kChains][mt][nt], a_big[h], a_small[h],
+                               x[2 * h].big, x[2 * h + 1].big, x[2 * h].small, x[2 * h + 1].small);
+          }
         }
       }
     }
