@@ -151,11 +151,12 @@ __device__ __forceinline__ void replay_dots_mma(const GdnReplayShared<C>& sh, in
   const int t = tid % 4;
   const int rows = 2 * K + len;
   // NOTE: the rows k_t and q_t need only the columns k_s; the columns q_s are needed by the
-  // log's rows alone. Where the k columns take fewer tiles than all 2K (K > 4), the product is
-  // two: every row against the k columns (kColTilesK tiles), then the log's rows against the q
-  // columns, which leaves out the unused k_t.q_s and q_t.q_s (a third of the tiles at K = 16).
+  // log's rows alone. At K > 8 the product is two: every row against the k columns (kColTilesK
+  // tiles), then the log's rows against the q columns, which leaves out the unused k_t.q_s and
+  // q_t.q_s (a third of the tiles at K = 16, so one unit a warp instead of up to two). At
+  // K <= 8 the warps take one unit each either way and the split only adds its bookkeeping.
   constexpr int kColTilesK = (K + 7) / 8;
-  constexpr bool kTwoParts = kColTilesK < NT;
+  constexpr bool kTwoParts = K > 8 && kColTilesK < NT;
   const int row_tiles = (rows + 15) / 16;
   const int tiles_k = kTwoParts ? row_tiles * kColTilesK : row_tiles * NT;
   const int tiles = kTwoParts ? tiles_k + (len + 15) / 16 * kColTilesK : tiles_k;

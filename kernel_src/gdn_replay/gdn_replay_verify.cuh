@@ -116,11 +116,33 @@ __device__ __forceinline__ void replay_outputs(const GdnReplayParams& p,
     if (t >= K) break;
     float u = 0.0f;
     float o = sh.tok.eg[t] * sh.r[t * COLS + c];
+    // NOTE: s <= t is s <= pass * kRows (known after unrolling) or t_first >= s - pass * kRows
+    // (one compare per distance, shared by the passes). W and C rows 4 at a time where K is a
+    // multiple of 4 (then every row starts 16-byte aligned: GdnReplayShared).
 #pragma unroll
-    for (int s_ = 0; s_ < K; ++s_) {
-      if (s_ < (pass + 1) * kRows && s_ <= t) {
-        u += sh.w[t * K + s_] * x[s_];
-        o += sh.c[t * K + s_] * x[s_];
+    for (int s4 = 0; s4 < K; s4 += 4) {
+      if (s4 < (pass + 1) * kRows) {
+        float w4[4];
+        float c4[4];
+        if constexpr (K % 4 == 0) {
+          load4(sh.w + t * K + s4, w4);
+          load4(sh.c + t * K + s4, c4);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            w4[e] = s4 + e < K ? sh.w[t * K + s4 + e] : 0.0f;
+            c4[e] = s4 + e < K ? sh.c[t * K + s4 + e] : 0.0f;
+          }
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int s_ = s4 + e;
+          if (s_ < K && s_ < (pass + 1) * kRows &&
+              (s_ <= pass * kRows || t_first >= s_ - pass * kRows)) {
+            u += w4[e] * x[s_];
+            o += c4[e] * x[s_];
+          }
+        }
       }
     }
     out[(row0 + t) * p.tokens.o_stride] = from_float<TIo>(o);
