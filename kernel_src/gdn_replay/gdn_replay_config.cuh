@@ -153,33 +153,53 @@ struct GdnReplayShared {
   }
 };
 
-/// Loads the live log of one (sequence, value head, strip) into shared memory: the k rows of
-/// key head hk, the u strip of value head vh at columns j0.., and e^{G_cur - G_j}; returns
-/// G_cur. Every thread issues its copies; the caller waits (copy16_wait) and synchronises.
+/// The live log of one (sequence, value head, strip) on its way to shared memory, in two halves
+/// like the tokens' (GdnTokenLoads): issue() starts the copies of the k rows of key head hk and
+/// the u strip of value head vh at columns j0.. and loads the G values into registers;
+/// publish() writes e^{G_cur - G_j} and returns G_cur. The caller then waits for its copies
+/// (copy16_wait) and synchronises the block.
+template <class C>
+struct GdnLiveLogLoads {
+  float g_cur = 0.0f;   // G of the newest live entry (0 for an empty log)
+  float g_mine = 0.0f;  // G_j of entry j = tid (when tid < len)
+
+  __device__ __forceinline__ void issue(const GdnLogTile<C>& log, const GdnCursor& cur, int hk,
+                                        int vh, int j0, float* lk, float* lu) {
+    constexpr int L = C::kL;
+    static_assert(L <= C::kThreads, "a thread an entry's G");
+    const int tid = static_cast<int>(threadIdx.x);
+    constexpr int kRowVecs = C::kDk / 4;
+    for (int idx = tid; idx < cur.len * kRowVecs; idx += C::kThreads) {
+      const int j = idx / kRowVecs;
+      const int i = (idx % kRowVecs) * 4;
+      copy16_async(lk + j * C::kPadDk + i, log.k((cur.base + j) & (L - 1), hk) + i);
+    }
+    constexpr int kColVecs = C::kCols / 4;
+    for (int idx = tid; idx < cur.len * kColVecs; idx += C::kThreads) {
+      const int j = idx / kColVecs;
+      const int c = (idx % kColVecs) * 4;
+      copy16_async(lu + j * C::kCols + c, log.u((cur.base + j) & (L - 1), vh) + j0 + c);
+    }
+    if (cur.len > 0) g_cur = *log.g((cur.base + cur.len - 1) & (L - 1), vh);
+    if (tid < cur.len) g_mine = *log.g((cur.base + tid) & (L - 1), vh);
+  }
+
+  __device__ __forceinline__ float publish(const GdnCursor& cur, float* lw) const {
+    const int tid = static_cast<int>(threadIdx.x);
+    // NOTE: the exponent of a difference, never a ratio of exponentials: G falls without bound.
+    if (tid < cur.len) lw[tid] = expf(g_cur - g_mine);
+    return g_cur;
+  }
+};
+
+/// Both halves of GdnLiveLogLoads at once; returns G_cur.
 template <class C>
 __device__ __forceinline__ float load_live_log(const GdnLogTile<C>& log, const GdnCursor& cur,
                                                int hk, int vh, int j0, float* lk, float* lu,
                                                float* lw) {
-  constexpr int L = C::kL;
-  const int tid = static_cast<int>(threadIdx.x);
-  constexpr int kRowVecs = C::kDk / 4;
-  for (int idx = tid; idx < cur.len * kRowVecs; idx += C::kThreads) {
-    const int j = idx / kRowVecs;
-    const int i = (idx % kRowVecs) * 4;
-    copy16_async(lk + j * C::kPadDk + i, log.k((cur.base + j) & (L - 1), hk) + i);
-  }
-  constexpr int kColVecs = C::kCols / 4;
-  for (int idx = tid; idx < cur.len * kColVecs; idx += C::kThreads) {
-    const int j = idx / kColVecs;
-    const int c = (idx % kColVecs) * 4;
-    copy16_async(lu + j * C::kCols + c, log.u((cur.base + j) & (L - 1), vh) + j0 + c);
-  }
-  const float g_cur = cur.len > 0 ? *log.g((cur.base + cur.len - 1) & (L - 1), vh) : 0.0f;
-  for (int j = tid; j < cur.len; j += C::kThreads) {
-    // NOTE: the exponent of a difference, never a ratio of exponentials: G falls without bound.
-    lw[j] = expf(g_cur - *log.g((cur.base + j) & (L - 1), vh));
-  }
-  return g_cur;
+  GdnLiveLogLoads<C> loads;
+  loads.issue(log, cur, hk, vh, j0, lk, lu);
+  return loads.publish(cur, lw);
 }
 
 /// This thread's elements of S_cur = e^{G_cur} S0 + sum_j w_j k_j u_j^T, in place in `s` (its

@@ -92,19 +92,26 @@ __device__ __forceinline__ void replay_log_mma(const GdnReplayShared<C>& sh,
 }
 #endif
 
-/// vk: S0's part on tensor cores. acc[tile][n tile] is the warp's 16 x 8 block of S0^T X
-/// (columns of the tile, rows 8 nt .. 8 nt + 7 of X) in the mma accumulator layout, summed over
-/// kChains accumulators (independent chains of mma, where the tiles alone give too few). With
-/// one dk slice the block then scales it by e^{G_cur} and adds the log's part on tensor cores
-/// too; split dk (or no tensor cores) finishes through replay_finish_dot.
+/// vk: a thread's part of S0^T X, acc[tile][n tile] of the warp's 16 x 8 blocks (columns of
+/// the tile, rows 8 nt .. 8 nt + 7 of X) in the mma accumulator layout.
 template <class C>
-__device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
-                                               const GdnReplayMmaTile<C>& tile,
-                                               const float (&s)[C::kVecs][4], float eg_cur,
-                                               int len) {
+struct GdnReplayProjection {
+  static constexpr int kNTiles = (2 * C::kK + 7) / 8;
+  using Acc = float[GdnReplayMmaTile<C>::kMTiles][kNTiles][4];
+};
+
+/// vk: S0's part of the projection into `out`, on tensor cores (summed over kChains
+/// accumulators: independent chains of mma, where the tiles alone give too few). It needs the
+/// tokens in shared memory and the thread's S0 registers, nothing of the log, so a verify can
+/// run it while the log is still on its way.
+template <class C>
+__device__ __forceinline__ void replay_project_s0(const GdnReplayShared<C>& sh,
+                                                  const GdnReplayMmaTile<C>& tile,
+                                                  const float (&s)[C::kVecs][4],
+                                                  typename GdnReplayProjection<C>::Acc& out) {
   using Tile = GdnReplayMmaTile<C>;
   constexpr int K = C::kK;
-  constexpr int NT = (2 * K + 7) / 8;
+  constexpr int NT = GdnReplayProjection<C>::kNTiles;
   constexpr int kTiles = Tile::kMTiles * NT;
   constexpr int kChains = kTiles >= 4 ? 1 : 4 / kTiles;
   float acc[kChains][Tile::kMTiles][NT][4];
@@ -120,7 +127,6 @@ __device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
     }
   }
 #if __CUDA_ARCH__ >= 800
-  constexpr bool kLogOnTensorCores = Tile::kSlices == 1;
   // NOTE: a bf16 checkpoint's S0 is exact in TF32 (its small part 0): no split, two products.
   constexpr bool kExactA = IsBf16<typename C::TState>::value;
 #pragma unroll
@@ -178,21 +184,9 @@ __device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
       }
     }
   }
-  if constexpr (kLogOnTensorCores) {
-#pragma unroll
-    for (int mt = 0; mt < Tile::kMTiles; ++mt) {
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[0][mt][nt][e] *= eg_cur;
-      }
-    }
-    replay_log_mma<C, NT>(sh, tile, acc[0], len);
-  }
 #else
   // NOTE: no TF32 tensor cores before sm_80: the same sums by FMA over the quad of lanes that
   // shares the columns, each lane keeping the values the accumulator layout gives it.
-  constexpr bool kLogOnTensorCores = false;
 #pragma unroll
   for (int slot = 0; slot < Tile::kColSlots; ++slot) {
 #pragma unroll
@@ -217,21 +211,89 @@ __device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
 #pragma unroll
+      for (int e = 0; e < 4; ++e) out[mt][nt][e] = acc[0][mt][nt][e];
+    }
+  }
+}
+
+/// The rest of the projection from S0's part `acc`: e^{G_cur} and the live log's part (on
+/// tensor cores with one dk slice; it needs the log's dots, sh.ld and sh.le), into sh.p and
+/// sh.r (split dk: through sh.red and replay_finish_parts).
+template <class C>
+__device__ __forceinline__ void replay_project_finish(const GdnReplayShared<C>& sh,
+                                                      const GdnReplayMmaTile<C>& tile,
+                                                      typename GdnReplayProjection<C>::Acc& acc,
+                                                      float eg_cur, int len) {
+  using Tile = GdnReplayMmaTile<C>;
+  constexpr int K = C::kK;
+  constexpr int NT = GdnReplayProjection<C>::kNTiles;
+#if __CUDA_ARCH__ >= 800
+  constexpr bool kLogOnTensorCores = Tile::kSlices == 1;
+#else
+  constexpr bool kLogOnTensorCores = false;
+#endif
+  if constexpr (kLogOnTensorCores) {
+#pragma unroll
+    for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[mt][nt][e] *= eg_cur;
+      }
+    }
+    replay_log_mma<C, NT>(sh, tile, acc, len);
+  }
+#pragma unroll
+  for (int mt = 0; mt < Tile::kMTiles; ++mt) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int x = 8 * nt + 2 * tile.t + e % 2;
         const int col = tile.col_at(2 * mt + e / 2);
         if (x >= 2 * K) continue;
         if constexpr (kLogOnTensorCores) {
-          (x < K ? sh.p : sh.r)[(x % K) * C::kCols + col] = acc[0][mt][nt][e];
+          (x < K ? sh.p : sh.r)[(x % K) * C::kCols + col] = acc[mt][nt][e];
         } else if constexpr (Tile::kSlices == 1) {
-          replay_finish_dot(sh, x, col, acc[0][mt][nt][e], eg_cur, len);
+          replay_finish_dot(sh, x, col, acc[mt][nt][e], eg_cur, len);
         } else {
-          sh.red[(tile.slice * 2 * K + x) * C::kCols + col] = acc[0][mt][nt][e];
+          sh.red[(tile.slice * 2 * K + x) * C::kCols + col] = acc[mt][nt][e];
         }
       }
     }
   }
   if constexpr (Tile::kSlices > 1) replay_finish_parts<C, Tile::kSlices>(sh, eg_cur, len);
+}
+
+/// Whether a verify runs S0's part of the projection before it waits for the log (the vk WY
+/// form with one dk slice, K <= 8): the log's copies, issued only once the cursor arrived, are
+/// then in flight behind that work instead of in front of the dots. Above K = 8 the kernel has
+/// no registers to spare for holding the part across the dots and the solve.
+template <class C>
+__host__ __device__ constexpr bool gdn_replay_project_early() {
+  return C::kPath == kReplayWy && C::kLayout == kLayoutVK && C::kK <= 8 &&
+         gdn_replay_wy_parts(C::kCols, kLayoutVK, C::kWarps) == 1;
+}
+
+/// S0's part held between replay_project_s0 and replay_project_finish (nothing without it).
+template <class C, bool kEarly = gdn_replay_project_early<C>()>
+struct GdnReplayEarlyPart {
+  float unused[1];
+};
+template <class C>
+struct GdnReplayEarlyPart<C, true> {
+  typename GdnReplayProjection<C>::Acc acc;
+};
+
+/// vk: the whole projection, S0's part then the rest.
+template <class C>
+__device__ __forceinline__ void replay_project(const GdnReplayShared<C>& sh,
+                                               const GdnReplayMmaTile<C>& tile,
+                                               const float (&s)[C::kVecs][4], float eg_cur,
+                                               int len) {
+  typename GdnReplayProjection<C>::Acc acc;
+  replay_project_s0(sh, tile, s, acc);
+  replay_project_finish(sh, tile, acc, eg_cur, len);
 }
 
 /// kv: S0's part by FMA, a lane a column and a warp a dk slice, summed over the warps (the

@@ -193,9 +193,17 @@ __global__ void __launch_bounds__(C::kThreads, 512 / C::kThreads)
   tokens.issue(p.tokens, row0, hk, vh, j0);
   float s[C::kVecs][4];
   tile.load(checkpoint.read(), j0, s);
-  const float g_cur = load_live_log(log, cur, hk, vh, j0, sh.lk, sh.lu, sh.lw);
-  const float eg_cur = expf(g_cur);
+  GdnLiveLogLoads<C> live;
+  live.issue(log, cur, hk, vh, j0, sh.lk, sh.lu);
   tokens.publish(p.tokens, sh.tok);
+  // ---- WY, vk, K <= 8: S0's part of the projection while the log is still on its way ----
+  GdnReplayEarlyPart<C> early;
+  if constexpr (gdn_replay_project_early<C>()) {
+    __syncthreads();
+    replay_project_s0(sh, tile, s, early.acc);
+  }
+  const float g_cur = live.publish(cur, sh.lw);
+  const float eg_cur = expf(g_cur);
   copy16_wait();
   __syncthreads();
 
@@ -218,7 +226,11 @@ __global__ void __launch_bounds__(C::kThreads, 512 / C::kThreads)
   replay_dots(sh, cur.len);
   __syncthreads();
   if (tid < 32) replay_solve_wc(sh);
-  replay_project(sh, tile, s, eg_cur, cur.len);
+  if constexpr (gdn_replay_project_early<C>()) {
+    replay_project_finish(sh, tile, early.acc, eg_cur, cur.len);
+  } else {
+    replay_project(sh, tile, s, eg_cur, cur.len);
+  }
   __syncthreads();
 
   // ---- the fold: S_cur as the new checkpoint, from the registers ----
