@@ -110,7 +110,6 @@ __device__ __forceinline__ void replay_project_s0(const GdnReplayShared<C>& sh,
                                                   const float (&s)[C::kVecs][4],
                                                   typename GdnReplayProjection<C>::Acc& out) {
   using Tile = GdnReplayMmaTile<C>;
-  constexpr int K = C::kK;
   constexpr int NT = GdnReplayProjection<C>::kNTiles;
   constexpr int kTiles = Tile::kMTiles * NT;
   constexpr int kChains = kTiles >= 4 ? 1 : 4 / kTiles;
@@ -190,7 +189,7 @@ __device__ __forceinline__ void replay_project_s0(const GdnReplayShared<C>& sh,
 #pragma unroll
   for (int slot = 0; slot < Tile::kColSlots; ++slot) {
 #pragma unroll
-    for (int x = 0; x < 2 * K; ++x) {
+    for (int x = 0; x < 2 * C::kK; ++x) {
       float part = 0.0f;
 #pragma unroll
       for (int blk = 0; blk < Tile::kBlks; ++blk) {
@@ -266,12 +265,14 @@ __device__ __forceinline__ void replay_project_finish(const GdnReplayShared<C>& 
 }
 
 /// Whether a verify runs S0's part of the projection before it waits for the log (the vk WY
-/// form with one dk slice, K <= 8): the log's copies, issued only once the cursor arrived, are
-/// then in flight behind that work instead of in front of the dots. Above K = 8 the kernel has
-/// no registers to spare for holding the part across the dots and the solve.
+/// form with one dk slice, K <= 4): the log's copies, issued only once the cursor arrived, are
+/// then in flight behind that work instead of in front of the dots. Measured (N = 128, f32
+/// checkpoint): K = 2 132.7 -> 126.5 us, K = 4 143.3 -> 137.7, but K = 8 197.3 -> 204.8 (its
+/// 8-warp blocks pay the extra barrier more than they gain); above K = 8 the kernel has no
+/// registers to spare for holding the part across the dots and the solve.
 template <class C>
 __host__ __device__ constexpr bool gdn_replay_project_early() {
-  return C::kPath == kReplayWy && C::kLayout == kLayoutVK && C::kK <= 8 &&
+  return C::kPath == kReplayWy && C::kLayout == kLayoutVK && C::kK <= 4 &&
          gdn_replay_wy_parts(C::kCols, kLayoutVK, C::kWarps) == 1;
 }
 

@@ -198,6 +198,7 @@ __global__ void __launch_bounds__(C::kThreads, 512 / C::kThreads)
   tokens.publish(p.tokens, sh.tok);
   // ---- WY, vk, K <= 8: S0's part of the projection while the log is still on its way ----
   GdnReplayEarlyPart<C> early;
+  static_cast<void>(early);  // unused without the early part
   if constexpr (gdn_replay_project_early<C>()) {
     __syncthreads();
     replay_project_s0(sh, tile, s, early.acc);
