@@ -153,77 +153,116 @@ struct GdnReplayShared {
   }
 };
 
+/// Where live entry j of a sequence sits in shared memory: in order (entry j at j, lw[j] its
+/// weight e^{G_cur - G_j}), or as the whole ring (kRing: entry j at (base + j) mod L, lw the
+/// raw G by position, the weight formed where it is used).
+template <int L, bool kRing>
+struct GdnLiveSlots {
+  int base;
+  float g_cur;
+
+  __device__ __forceinline__ int slot(int j) const { return kRing ? (base + j) & (L - 1) : j; }
+  __device__ __forceinline__ float weight(const float* lw, int j) const {
+    // NOTE: the exponent of a difference, never a ratio of exponentials: G falls without bound.
+    return kRing ? expf(g_cur - lw[slot(j)]) : lw[j];
+  }
+};
+
 /// The live log of one (sequence, value head, strip) on its way to shared memory, in two halves
 /// like the tokens' (GdnTokenLoads): issue() starts the copies of the k rows of key head hk and
 /// the u strip of value head vh at columns j0.. and loads the G values into registers;
-/// publish() writes e^{G_cur - G_j} and returns G_cur. The caller then waits for its copies
-/// (copy16_wait) and synchronises the block.
-template <class C>
+/// publish() writes lw. The caller then waits for its copies (copy16_wait), synchronises the
+/// block, and takes G_cur from g_cur(). In order (kRing false) only the live entries are
+/// copied, once the cursor is known. As the whole ring (kRing) all L entries are, without
+/// waiting for the cursor: a latency less where the bytes do not matter (the in-turn verify,
+/// small batches), up to L - len entries more read.
+template <class C, bool kRing>
 struct GdnLiveLogLoads {
-  float g_cur = 0.0f;   // G of the newest live entry (0 for an empty log)
-  float g_mine = 0.0f;  // G_j of entry j = tid (when tid < len)
+  float g_last = 0.0f;  // in order: G of the newest live entry (0 for an empty log)
+  float g_mine = 0.0f;  // in order: G_j of entry j = tid (when tid < len); ring: G at tid
 
   __device__ __forceinline__ void issue(const GdnLogTile<C>& log, const GdnCursor& cur, int hk,
                                         int vh, int j0, float* lk, float* lu) {
     constexpr int L = C::kL;
     static_assert(L <= C::kThreads, "a thread an entry's G");
     const int tid = static_cast<int>(threadIdx.x);
+    const int entries = kRing ? L : cur.len;
+    const int base = kRing ? 0 : cur.base;
     constexpr int kRowVecs = C::kDk / 4;
-    for (int idx = tid; idx < cur.len * kRowVecs; idx += C::kThreads) {
+    for (int idx = tid; idx < entries * kRowVecs; idx += C::kThreads) {
       const int j = idx / kRowVecs;
       const int i = (idx % kRowVecs) * 4;
-      copy16_async(lk + j * C::kPadDk + i, log.k((cur.base + j) & (L - 1), hk) + i);
+      copy16_async(lk + j * C::kPadDk + i, log.k((base + j) & (L - 1), hk) + i);
     }
     constexpr int kColVecs = C::kCols / 4;
-    for (int idx = tid; idx < cur.len * kColVecs; idx += C::kThreads) {
+    for (int idx = tid; idx < entries * kColVecs; idx += C::kThreads) {
       const int j = idx / kColVecs;
       const int c = (idx % kColVecs) * 4;
-      copy16_async(lu + j * C::kCols + c, log.u((cur.base + j) & (L - 1), vh) + j0 + c);
+      copy16_async(lu + j * C::kCols + c, log.u((base + j) & (L - 1), vh) + j0 + c);
     }
-    if (cur.len > 0) g_cur = *log.g((cur.base + cur.len - 1) & (L - 1), vh);
-    if (tid < cur.len) g_mine = *log.g((cur.base + tid) & (L - 1), vh);
+    if (!kRing && cur.len > 0) g_last = *log.g((cur.base + cur.len - 1) & (L - 1), vh);
+    if (tid < entries) g_mine = *log.g((base + tid) & (L - 1), vh);
   }
 
-  __device__ __forceinline__ float publish(const GdnCursor& cur, float* lw) const {
+  __device__ __forceinline__ void publish(const GdnCursor& cur, float* lw) const {
     const int tid = static_cast<int>(threadIdx.x);
-    // NOTE: the exponent of a difference, never a ratio of exponentials: G falls without bound.
-    if (tid < cur.len) lw[tid] = expf(g_cur - g_mine);
-    return g_cur;
+    if constexpr (kRing) {
+      if (tid < C::kL) lw[tid] = g_mine;
+    } else {
+      // NOTE: the exponent of a difference, never a ratio of exponentials.
+      if (tid < cur.len) lw[tid] = expf(g_last - g_mine);
+    }
+  }
+
+  /// G_cur, after the block synchronised behind publish().
+  __device__ __forceinline__ float g_cur(const GdnCursor& cur, const float* lw) const {
+    if constexpr (kRing) return cur.len > 0 ? lw[(cur.base + cur.len - 1) & (C::kL - 1)] : 0.0f;
+    return g_last;
+  }
+
+  __device__ __forceinline__ GdnLiveSlots<C::kL, kRing> slots(const GdnCursor& cur, float g) const {
+    return GdnLiveSlots<C::kL, kRing>{cur.base, g};
   }
 };
 
-/// Both halves of GdnLiveLogLoads at once; returns G_cur.
+/// Both halves of GdnLiveLogLoads in order at once, for a block that synchronises right after;
+/// returns G_cur.
 template <class C>
 __device__ __forceinline__ float load_live_log(const GdnLogTile<C>& log, const GdnCursor& cur,
                                                int hk, int vh, int j0, float* lk, float* lu,
                                                float* lw) {
-  GdnLiveLogLoads<C> loads;
+  GdnLiveLogLoads<C, false> loads;
   loads.issue(log, cur, hk, vh, j0, lk, lu);
-  return loads.publish(cur, lw);
+  loads.publish(cur, lw);
+  return loads.g_last;
 }
 
 /// This thread's elements of S_cur = e^{G_cur} S0 + sum_j w_j k_j u_j^T, in place in `s` (its
 /// S0 elements): the fold, and materialize. Tile: the element map (GdnTileMap or the WY
-/// verify's tensor-core tile), a thread's vectors spread over Tile::kColSlots columns.
-template <class C, class Tile>
-__device__ __forceinline__ void apply_live_log(const Tile& tile, float (&s)[C::kVecs][4],
-                                               float eg_cur, int len, const float* lk,
-                                               const float* lu, const float* lw) {
+/// verify's tensor-core tile), a thread's vectors spread over Tile::kColSlots columns; Slots:
+/// where the entries sit (GdnLiveSlots: in order unless given the ring's).
+template <class C, class Tile, bool kRing = false>
+__device__ __forceinline__ void apply_live_log(
+    const Tile& tile, float (&s)[C::kVecs][4], float eg_cur, int len, const float* lk,
+    const float* lu, const float* lw,
+    const GdnLiveSlots<C::kL, kRing>& slots = GdnLiveSlots<C::kL, kRing>{0, 0.0f}) {
 #pragma unroll
   for (int c = 0; c < C::kVecs; ++c) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) s[c][e] *= eg_cur;
   }
   for (int j = 0; j < len; ++j) {
+    const int at = slots.slot(j);
+    const float w = slots.weight(lw, j);
     float wu[Tile::kColSlots];
 #pragma unroll
     for (int slot = 0; slot < Tile::kColSlots; ++slot) {
-      wu[slot] = lw[j] * lu[j * C::kCols + tile.col_at(slot)];
+      wu[slot] = w * lu[at * C::kCols + tile.col_at(slot)];
     }
 #pragma unroll
     for (int c = 0; c < C::kVecs; ++c) {
       float kk[4];
-      load4(lk + j * C::kPadDk + tile.first_i(c), kk);
+      load4(lk + at * C::kPadDk + tile.first_i(c), kk);
 #pragma unroll
       for (int e = 0; e < 4; ++e) s[c][e] += kk[e] * wu[Tile::col_slot(c)];
     }

@@ -193,7 +193,9 @@ __global__ void __launch_bounds__(C::kThreads, 512 / C::kThreads)
   tokens.issue(p.tokens, row0, hk, vh, j0);
   float s[C::kVecs][4];
   tile.load(checkpoint.read(), j0, s);
-  GdnLiveLogLoads<C> live;
+  // NOTE: in turn (small batches) copies the whole ring, not waiting for the cursor.
+  constexpr bool kRing = C::kPath == kReplayInTurn;
+  GdnLiveLogLoads<C, kRing> live;
   live.issue(log, cur, hk, vh, j0, sh.lk, sh.lu);
   tokens.publish(p.tokens, sh.tok);
   // ---- WY, vk, K <= 8: S0's part of the projection while the log is still on its way ----
@@ -203,14 +205,15 @@ __global__ void __launch_bounds__(C::kThreads, 512 / C::kThreads)
     __syncthreads();
     replay_project_s0(sh, tile, s, early.acc);
   }
-  const float g_cur = live.publish(cur, sh.lw);
-  const float eg_cur = expf(g_cur);
+  live.publish(cur, sh.lw);
   copy16_wait();
   __syncthreads();
+  const float g_cur = live.g_cur(cur, sh.lw);
+  const float eg_cur = expf(g_cur);
 
   // ---- in turn: S_cur in registers, the fold, the tokens one after another ----
   if constexpr (C::kPath == kReplayInTurn) {
-    apply_live_log<C>(tile, s, eg_cur, cur.len, sh.lk, sh.lu, sh.lw);
+    apply_live_log<C>(tile, s, eg_cur, cur.len, sh.lk, sh.lu, sh.lw, live.slots(cur, g_cur));
     if (cur.fold) {
       TState* const dst = checkpoint.write(0);
       if (dst != nullptr) {
