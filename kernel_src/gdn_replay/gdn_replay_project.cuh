@@ -269,10 +269,13 @@ __device__ __forceinline__ void replay_project_finish(const GdnReplayShared<C>& 
 /// then in flight behind that work instead of in front of the dots. Measured (N = 128, f32
 /// checkpoint): K = 2 132.7 -> 126.5 us, K = 4 143.3 -> 137.7, but K = 8 197.3 -> 204.8 (its
 /// 8-warp blocks pay the extra barrier more than they gain); above K = 8 the kernel has no
-/// registers to spare for holding the part across the dots and the solve.
+/// registers to spare for holding the part across the dots and the solve. A bf16 checkpoint
+/// (half the bytes, an unsplit S0) gains nothing from it: K = 4 129.4 us without, 131.9 with;
+/// K = 2 118.0 and 116.5.
 template <class C>
 __host__ __device__ constexpr bool gdn_replay_project_early() {
   return C::kPath == kReplayWy && C::kLayout == kLayoutVK && C::kK <= 4 &&
+         !IsBf16<typename C::TState>::value &&
          gdn_replay_wy_parts(C::kCols, kLayoutVK, C::kWarps) == 1;
 }
 
