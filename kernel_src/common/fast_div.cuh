@@ -5,13 +5,7 @@
 // C++ with no CUDA keywords outside the device function: the host includes this file.
 #pragma once
 
-#if !defined(WYJIT_HOST_DEVICE)
-#if defined(__CUDACC__)
-#define WYJIT_HOST_DEVICE __host__ __device__
-#else
-#define WYJIT_HOST_DEVICE
-#endif
-#endif
+#include "common/host_device.cuh"
 
 namespace wyjit_kernels {
 

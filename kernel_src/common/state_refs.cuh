@@ -4,13 +4,7 @@
 // includes this file too and both sides agree on the parameter block by construction.
 #pragma once
 
-#if !defined(WYJIT_HOST_DEVICE)
-#if defined(__CUDACC__)
-#define WYJIT_HOST_DEVICE __host__ __device__
-#else
-#define WYJIT_HOST_DEVICE
-#endif
-#endif
+#include "common/host_device.cuh"
 
 namespace wyjit_kernels {
 
