@@ -240,7 +240,9 @@ __device__ __forceinline__ void replay_project_finish(const GdnReplayShared<C>& 
         for (int e = 0; e < 4; ++e) acc[mt][nt][e] *= eg_cur;
       }
     }
+#if __CUDA_ARCH__ >= 800
     replay_log_mma<C, NT>(sh, tile, acc, len);
+#endif
   }
 #pragma unroll
   for (int mt = 0; mt < Tile::kMTiles; ++mt) {

@@ -18,17 +18,19 @@ namespace {
 void check_divisor(int d, std::mt19937& rng) {
   const FastDiv f = make_fast_div(d);
   REQUIRE(f.divisor == d);
-  std::vector<int> ns = {0, 1, d - 1, d, d + 1, 2147483647, 2147483646, 2147483647 - d};
-  for (int q : {1, 2, 3, 1000, 65535, 65536, 1 << 20}) {
-    const std::int64_t n = static_cast<std::int64_t>(q) * d;
-    for (std::int64_t e : {-1, 0, 1}) {
-      if (n + e >= 0 && n + e <= 2147483647) ns.push_back(static_cast<int>(n + e));
-    }
+  const std::int64_t dd = d;
+  std::vector<std::int64_t> wide = {0,      1,          dd - 1,     dd,
+                                    dd + 1, 2147483647, 2147483646, 2147483647 - dd};
+  for (std::int64_t q : {1, 2, 3, 1000, 65535, 65536, 1 << 20}) {
+    for (std::int64_t e : {-1, 0, 1}) wide.push_back(q * dd + e);
   }
   std::uniform_int_distribution<int> any(0, 2147483647);
-  for (int i = 0; i < 64; ++i) ns.push_back(any(rng));
+  for (int i = 0; i < 64; ++i) wide.push_back(any(rng));
+  std::vector<int> ns;
+  for (std::int64_t n : wide) {
+    if (n >= 0 && n <= 2147483647) ns.push_back(static_cast<int>(n));
+  }
   for (int n : ns) {
-    if (n < 0) continue;
     INFO("n = " << n << ", d = " << d);
     REQUIRE(f.div(n) == n / d);
     REQUIRE(f.mod(n) == n % d);
